@@ -1,0 +1,255 @@
+package estimator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/physd/physd/estimator/nn"
+)
+
+// Options controls one Fit.
+type Options struct {
+	Preset Preset
+	// Seed fixes every random choice (initial weights); the same seed,
+	// preset and frames give the same result.
+	Seed uint64
+	// Progress, when set, is called after every training step.
+	Progress func(step, total int, loss float64)
+	// Warm, when set, is the encoder to start from (online fine-tuning);
+	// it must have been built for the same frame size and preset.
+	Warm Encoder
+}
+
+// Result is an estimate of (γ1, γ0) with what it rests on.
+type Result struct {
+	Gamma1 float64 `json:"gamma1"`
+	Gamma0 float64 `json:"gamma0"`
+	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of (γ1, γ0).
+	Sigma1 float64       `json:"gamma1_sigma"`
+	Sigma0 float64       `json:"gamma0_sigma"`
+	Cov    [2][2]float64 `json:"cov"`
+	Physics
+	// Stencil is the least-squares fit on the final latents, in the
+	// stencil's coefficients, with its residuals.
+	Stencil *ODEFit `json:"-"`
+	// Latents are the encoder's outputs, per clip.
+	Latents [][]float64   `json:"-"`
+	Dt      float64       `json:"dt"`
+	Loss    float64       `json:"loss"`
+	Steps   int           `json:"steps"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Encoder Encoder       `json:"-"`
+}
+
+// Fit learns the encoder and (γ1, γ0) from clips that share the physics
+// (one clip: Eq. loss-total; several: Eq. loss-total-multi) and returns the
+// estimate. Frames must already be preprocessed to the preset's size.
+func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
+	start := time.Now()
+	p := opt.Preset
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := validateClips(clips); err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	dt := clips[0].Dt
+	var all [][]float64
+	bounds := []int{0}
+	for _, c := range clips {
+		all = append(all, c.Frames...)
+		bounds = append(bounds, len(all))
+	}
+	split := func(z []float64) [][]float64 {
+		out := make([][]float64, len(clips))
+		for m := range clips {
+			out[m] = z[bounds[m]:bounds[m+1]]
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x70687973))
+	net, err := buildNetwork(rng, p, clips[0].W, clips[0].H, opt.Warm)
+	if err != nil {
+		return nil, err
+	}
+	if lr, ok := net.(*LowRank); ok && p.ClosedForm && opt.Warm == nil {
+		if err := initLowRank(lr, clips, all, bounds, p); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+	}
+
+	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
+	params := net.Params()
+	adam := nn.NewAdam(p.LREncoder)
+	gAdam := newScalarAdam(p.LRGamma, 3)
+	var loss float64
+	steps := 0
+	for step := range p.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, p.Steps, err)
+		}
+		z, back, err := net.pass(all)
+		if err != nil {
+			return nil, fmt.Errorf("fit: step %d: %w", step, err)
+		}
+		lat := split(z)
+		if p.SolveGamma {
+			f, err := FitODE(lat, dt, p.Loss.Intercept)
+			if err != nil {
+				return nil, fmt.Errorf("fit: step %d: %w", step, err)
+			}
+			coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
+		}
+		var dz [][]float64
+		var dc Coefficients
+		loss, dz, dc = Objective(lat, dt, coef, p.Loss)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return nil, fmt.Errorf("fit: step %d: loss is %g: %w", step, loss, ErrDiverged)
+		}
+		nn.ZeroGrad(params)
+		flat := make([]float64, 0, len(all))
+		for _, d := range dz {
+			flat = append(flat, d...)
+		}
+		if err := back(flat); err != nil {
+			return nil, fmt.Errorf("fit: step %d: backward: %w", step, err)
+		}
+		adam.Step(params)
+		if !p.SolveGamma {
+			v := []float64{coef.Gamma1, coef.Gamma0, coef.G}
+			gAdam.step(v, []float64{dc.Gamma1, dc.Gamma0, dc.G})
+			coef = Coefficients{Gamma1: v[0], Gamma0: v[1], G: v[2]}
+			if !p.Loss.Intercept {
+				coef.G = 0
+			}
+		}
+		steps++
+		if opt.Progress != nil {
+			opt.Progress(step+1, p.Steps, loss)
+		}
+	}
+
+	z, err := net.Encode(all)
+	if err != nil {
+		return nil, fmt.Errorf("fit: final encode: %w", err)
+	}
+	lat := split(z)
+	f, err := FitODE(lat, dt, p.Loss.Intercept)
+	if err != nil {
+		return nil, fmt.Errorf("fit: final latents: %w", err)
+	}
+	if p.SolveGamma || p.Steps == 0 {
+		coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
+	}
+	loss, _, _ = Objective(lat, dt, coef, p.Loss)
+	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f,
+		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Encoder: net}
+	if p.Exact {
+		g1, g0, err := Exact(coef.Gamma1, coef.Gamma0, dt)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w: %w", ErrNoContinuousModel, err)
+		}
+		cov, err := exactCov(coef.Gamma1, coef.Gamma0, dt, f.Cov)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w: %w", ErrNoContinuousModel, err)
+		}
+		r.Gamma1, r.Gamma0, r.Cov = g1, g0, cov
+	}
+	r.Sigma1 = math.Sqrt(math.Max(0, r.Cov[0][0]))
+	r.Sigma0 = math.Sqrt(math.Max(0, r.Cov[1][1]))
+	r.Physics = Derive(r.Gamma1, r.Gamma0, r.Cov)
+	r.Elapsed = time.Since(start)
+	return r, nil
+}
+
+// ErrDiverged reports a training run whose loss became NaN or infinite.
+var ErrDiverged = errors.New("training diverged")
+
+// ErrNoContinuousModel reports latents whose AR(2) recursion no
+// continuous-time second-order system produces.
+var ErrNoContinuousModel = errors.New("no continuous-time model")
+
+func buildNetwork(rng *rand.Rand, p Preset, w, h int, warm Encoder) (network, error) {
+	if warm != nil {
+		n, ok := warm.(network)
+		if !ok {
+			return nil, fmt.Errorf("fit: warm encoder %T is not trainable", warm)
+		}
+		return n, nil
+	}
+	switch p.Encoder {
+	case "lowrank":
+		return NewLowRank(rng, w*h, p.Features, p.Hidden), nil
+	case "cnn":
+		return newCNN(rng, p, w, h), nil
+	}
+	return nil, fmt.Errorf("fit: unknown encoder %q", p.Encoder)
+}
+
+// initLowRank sets W to a smooth spatial basis and u to the closed-form
+// readout.
+func initLowRank(e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) error {
+	k, err := e.spatialBasis(all, clips[0].W, clips[0].H)
+	if err != nil {
+		return err
+	}
+	h, err := e.Features(all)
+	if err != nil {
+		return err
+	}
+	feats := make([][]float64, len(clips))
+	for m := range clips {
+		feats[m] = compact(h[bounds[m]*e.K:bounds[m+1]*e.K], e.K, k)
+	}
+	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Intercept)
+	if err != nil {
+		return err
+	}
+	copy(data(e.U), u)
+	// Centre the latent: the intercept absorbs the equilibrium.
+	var mean float64
+	for i := range len(all) {
+		for a := range k {
+			mean += u[a] * h[i*e.K+a]
+		}
+	}
+	data(e.B)[0] = -mean / float64(len(all))
+	return nil
+}
+
+// compact keeps the first k of K columns of an n×K matrix.
+func compact(h []float64, K, k int) []float64 {
+	n := len(h) / K
+	out := make([]float64, n*k)
+	for i := range n {
+		copy(out[i*k:(i+1)*k], h[i*K:i*K+k])
+	}
+	return out
+}
+
+// scalarAdam is Adam for a handful of scalars (the ODE coefficients).
+type scalarAdam struct {
+	lr   float64
+	m, v []float64
+	t    int
+}
+
+func newScalarAdam(lr float64, n int) *scalarAdam {
+	return &scalarAdam{lr: lr, m: make([]float64, n), v: make([]float64, n)}
+}
+
+func (a *scalarAdam) step(x, g []float64) {
+	const b1, b2, eps = 0.9, 0.999, 1e-8
+	a.t++
+	c1 := 1 - math.Pow(b1, float64(a.t))
+	c2 := 1 - math.Pow(b2, float64(a.t))
+	for i := range x {
+		a.m[i] = b1*a.m[i] + (1-b1)*g[i]
+		a.v[i] = b2*a.v[i] + (1-b2)*g[i]*g[i]
+		x[i] -= a.lr * (a.m[i] / c1) / (math.Sqrt(a.v[i]/c2) + eps)
+	}
+}

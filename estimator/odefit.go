@@ -1,0 +1,145 @@
+package estimator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrDegenerate reports a design that cannot determine (γ1, γ0): too few
+// samples, a constant latent, or a singular normal matrix.
+var ErrDegenerate = errors.New("degenerate design")
+
+// ODEFit is the least-squares fit of the stencil residual
+//
+//	r_k = z''_k + γ1 z'_k + γ0 z_k + g
+//
+// over the interior indices of every clip, with (γ1, γ0) shared and, when
+// requested, one shared intercept g (the latent's equilibrium offset, App.
+// "Constant term g"). Gamma1 and Gamma0 here are the stencil's coefficients
+// γ^Δ; Exact maps them to continuous time.
+type ODEFit struct {
+	Gamma1, Gamma0, G float64
+	// Cov is the heteroscedasticity-and-autocorrelation-consistent
+	// (Newey–West, Bartlett kernel) covariance of (γ1, γ0).
+	Cov [2][2]float64
+	// Resid holds r_k per clip (len T_m − 1 each).
+	Resid [][]float64
+	// N is the number of interior samples; RSS = Σ r_k².
+	N   int
+	RSS float64
+	// Signal is the mean square of z''_k, the scale the residual is judged against.
+	Signal float64
+}
+
+// RelResidual is the fit quality: RMS residual over RMS acceleration.
+func (f *ODEFit) RelResidual() float64 {
+	if f.Signal <= 0 {
+		return math.Inf(1)
+	}
+	return math.Sqrt(f.RSS / float64(f.N) / f.Signal)
+}
+
+// FitODE solves for (γ1, γ0[, g]) by least squares: y = −z”, X = [z', z, 1].
+// The residual is linear in the coefficients, so this is the exact minimiser
+// of L_ODE for fixed latents (Thm. 4.6 calls it η̂).
+func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
+	p := 2
+	if intercept {
+		p = 3
+	}
+	var xtx [9]float64
+	var xty [3]float64
+	n := 0
+	d1s := make([][]float64, len(latents))
+	d2s := make([][]float64, len(latents))
+	for m, z := range latents {
+		d1, d2 := Stencil(z, dt)
+		d1s[m], d2s[m] = d1, d2
+		for i := range d1 {
+			x := [3]float64{d1[i], z[i+1], 1}
+			y := -d2[i]
+			for a := range p {
+				xty[a] += x[a] * y
+				for b := range p {
+					xtx[a*3+b] += x[a] * x[b]
+				}
+			}
+			n++
+		}
+	}
+	if n < p+2 {
+		return nil, fmt.Errorf("fit ODE: %d interior samples for %d coefficients: %w", n, p, ErrDegenerate)
+	}
+	A := mat.NewDense(p, p, nil)
+	for a := range p {
+		for b := range p {
+			A.Set(a, b, xtx[a*3+b])
+		}
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(A); err != nil {
+		return nil, fmt.Errorf("fit ODE: normal matrix: %w", ErrDegenerate)
+	}
+	if c := mat.Cond(A, 2); c > 1e14 || math.IsNaN(c) {
+		return nil, fmt.Errorf("fit ODE: normal matrix condition %.3g: %w", c, ErrDegenerate)
+	}
+	var beta [3]float64
+	for a := range p {
+		for b := range p {
+			beta[a] += inv.At(a, b) * xty[b]
+		}
+	}
+	f := &ODEFit{Gamma1: beta[0], Gamma0: beta[1], N: n, Resid: make([][]float64, len(latents))}
+	if intercept {
+		f.G = beta[2]
+	}
+	// Residuals, then the Newey–West meat S = Σ_l w_l Σ_k e_k e_{k+l} x_k x_{k+l}ᵀ (+ transpose).
+	lag := int(math.Ceil(2 * math.Cbrt(float64(n))))
+	var S [9]float64
+	for m, z := range latents {
+		d1, d2 := d1s[m], d2s[m]
+		r := make([]float64, len(d1))
+		for i := range d1 {
+			r[i] = d2[i] + f.Gamma1*d1[i] + f.Gamma0*z[i+1] + f.G
+			f.RSS += r[i] * r[i]
+			f.Signal += d2[i] * d2[i]
+		}
+		f.Resid[m] = r
+		for l := 0; l <= lag && l < len(r); l++ {
+			w := 1 - float64(l)/float64(lag+1)
+			for i := 0; i+l < len(r); i++ {
+				j := i + l
+				xi := [3]float64{d1[i], z[i+1], 1}
+				xj := [3]float64{d1[j], z[j+1], 1}
+				e := r[i] * r[j] * w
+				for a := range p {
+					for b := range p {
+						v := e * xi[a] * xj[b]
+						if l > 0 {
+							v += e * xj[a] * xi[b]
+						}
+						S[a*3+b] += v
+					}
+				}
+			}
+		}
+	}
+	f.Signal /= float64(n)
+	// Sandwich (XᵀX)⁻¹ S (XᵀX)⁻¹, with a small-sample factor n/(n−p).
+	scale := float64(n) / float64(n-p)
+	for a := range 2 {
+		for b := range 2 {
+			var v float64
+			for c := range p {
+				for d := range p {
+					v += inv.At(a, c) * S[c*3+d] * inv.At(d, b)
+				}
+			}
+			f.Cov[a][b] = v * scale
+		}
+	}
+	return f, nil
+}

@@ -1,0 +1,22 @@
+// Package sim renders the synthetic videos used to test the physd estimator
+// on known ground truth, following the "Simulation" part of the experimental
+// settings of the paper "Physics from Video".
+//
+// A [Scene] describes one clip: a system (a pendulum, a polygon whose gray
+// level changes, or an asymmetric circle whose halves change size), the
+// coefficients (γ1, γ0) of the linear ODE
+//
+//	z'' + γ1 z' + γ0 z = 0,
+//
+// an initial condition, the clip length and frame rate, the frame size, an
+// optional nuisance (static background squares, moving clutter, camera
+// jitter or uneven lighting) and a seed. [Render] solves the ODE in closed
+// form ([Solve]) at the frame times and rasterises one anti-aliased 8-bit
+// gray frame per time step. [RenderSet] renders several clips through one
+// shared observation map, as in the paper's multi-trajectory experiments.
+// [WriteMP4] and [WriteY4M] store frames as video files.
+//
+// Everything is deterministic: the only source of randomness is a
+// math/rand/v2 generator seeded from [Scene.Seed], so the same scene always
+// gives byte-identical frames.
+package sim

@@ -1,0 +1,233 @@
+package stream
+
+import (
+	"fmt"
+	"image"
+	"math"
+
+	"gocv.io/x/gocv"
+)
+
+// ROI is a rectangle in the source's pixels; the zero value means the whole
+// frame.
+type ROI struct{ X, Y, W, H int }
+
+// IsZero reports whether r is the zero value, which selects the whole frame.
+func (r ROI) IsZero() bool { return r == ROI{} }
+
+// validate checks what can be checked without knowing the frame size.
+func (r ROI) validate() error {
+	if r.IsZero() {
+		return nil
+	}
+	if r.X < 0 || r.Y < 0 {
+		return fmt.Errorf("ROI %+v: X and Y must be >= 0: %w", r, ErrInvalidOption)
+	}
+	if r.W <= 0 || r.H <= 0 {
+		return fmt.Errorf("ROI %+v: W and H must be > 0 (or leave the whole ROI zero for the full frame): %w", r, ErrInvalidOption)
+	}
+	return nil
+}
+
+// Preprocess holds the preprocessing settings. They are applied to each
+// frame in this order: crop to ROI, convert to grayscale, resize to
+// Size×Size with area interpolation (Size 0 keeps the size), then binarise
+// if Binarize is set. Binarisation uses Otsu's threshold when Threshold is 0,
+// or the fixed Threshold in (0,1) otherwise.
+type Preprocess struct {
+	ROI       ROI
+	Size      int
+	Binarize  bool
+	Threshold float64
+}
+
+// Validate checks the settings that do not depend on the frame size. The
+// error wraps ErrInvalidOption and names the field.
+func (p Preprocess) Validate() error {
+	if err := p.ROI.validate(); err != nil {
+		return err
+	}
+	if p.Size < 0 {
+		return fmt.Errorf("Size = %d: must be >= 0 (0 keeps the size): %w", p.Size, ErrInvalidOption)
+	}
+	if math.IsNaN(p.Threshold) || p.Threshold < 0 || p.Threshold >= 1 {
+		return fmt.Errorf("Threshold = %v: must be in [0,1) (0 selects Otsu): %w", p.Threshold, ErrInvalidOption)
+	}
+	return nil
+}
+
+// CheckFrame checks that the settings are valid for a w×h source frame, in
+// particular that the ROI lies inside it.
+func (p Preprocess) CheckFrame(w, h int) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("frame size %dx%d: %w", w, h, ErrNotVideo)
+	}
+	r := p.ROI
+	if !r.IsZero() && (r.X+r.W > w || r.Y+r.H > h) {
+		return fmt.Errorf("ROI %+v lies outside the %dx%d frame: %w", r, w, h, ErrInvalidOption)
+	}
+	return nil
+}
+
+// Apply preprocesses one image. src must be an 8-bit gocv.Mat with 1 (gray),
+// 3 (BGR) or 4 (BGRA) channels. It is not modified. The returned Frame has W,
+// H and Pix set; the caller fills in Seq and Time.
+//
+// Gray levels are converted to float64 before resizing, so area
+// interpolation keeps sub-level precision when it downsamples.
+func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
+	if src.Empty() {
+		return Frame{}, fmt.Errorf("empty image: %w", ErrInvalidOption)
+	}
+	if err := p.CheckFrame(src.Cols(), src.Rows()); err != nil {
+		return Frame{}, err
+	}
+	var (
+		code    gocv.ColorConversionCode
+		convert = true
+	)
+	switch src.Type() {
+	case gocv.MatTypeCV8UC1:
+		convert = false
+	case gocv.MatTypeCV8UC3:
+		code = gocv.ColorBGRToGray
+	case gocv.MatTypeCV8UC4:
+		code = gocv.ColorBGRAToGray
+	default:
+		return Frame{}, fmt.Errorf("image type %v: want 8-bit gray, BGR or BGRA: %w", src.Type(), ErrInvalidOption)
+	}
+
+	crop := src
+	if !p.ROI.IsZero() {
+		r := p.ROI
+		crop = src.Region(image.Rect(r.X, r.Y, r.X+r.W, r.Y+r.H))
+		defer crop.Close()
+	}
+	gray := crop
+	if convert {
+		gray = gocv.NewMat()
+		defer gray.Close()
+		gocv.CvtColor(crop, &gray, code)
+	}
+	full := gocv.NewMat() // gray levels 0..255 as float64
+	defer full.Close()
+	gray.ConvertTo(&full, gocv.MatTypeCV64F)
+	f := &full
+	if p.Size > 0 && (full.Cols() != p.Size || full.Rows() != p.Size) {
+		small := gocv.NewMat()
+		defer small.Close()
+		gocv.Resize(full, &small, image.Pt(p.Size, p.Size), 0, 0, gocv.InterpolationArea)
+		f = &small
+	}
+	data, err := f.DataPtrFloat64()
+	if err != nil {
+		return Frame{}, fmt.Errorf("reading pixels: %w", err)
+	}
+	w, h := f.Cols(), f.Rows()
+	if len(data) != w*h {
+		return Frame{}, fmt.Errorf("got %d pixels for a %dx%d image: %w", len(data), w, h, ErrInvalidOption)
+	}
+	pix := make([]float64, len(data))
+	for i, v := range data {
+		pix[i] = v / 255
+	}
+	if p.Binarize {
+		binarize(pix, p.Threshold)
+	}
+	return Frame{W: w, H: h, Pix: pix}, nil
+}
+
+// ApplyGray preprocesses an 8-bit gray image, like Apply. Any stride and
+// bounds offset are allowed.
+func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
+	if img == nil {
+		return Frame{}, fmt.Errorf("nil image: %w", ErrInvalidOption)
+	}
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	if w <= 0 || h <= 0 {
+		return Frame{}, fmt.Errorf("empty image %v: %w", b, ErrInvalidOption)
+	}
+	if err := p.CheckFrame(w, h); err != nil {
+		return Frame{}, err
+	}
+	// Copy into C-allocated memory: a Mat must not keep pointing at Go memory.
+	m := gocv.NewMatWithSize(h, w, gocv.MatTypeCV8UC1)
+	defer m.Close()
+	dst, err := m.DataPtrUint8()
+	if err != nil || len(dst) != w*h {
+		return Frame{}, fmt.Errorf("allocating a %dx%d image: %v: %w", w, h, err, ErrInvalidOption)
+	}
+	for y := 0; y < h; y++ {
+		off := img.PixOffset(b.Min.X, b.Min.Y+y)
+		if off < 0 || off+w > len(img.Pix) {
+			return Frame{}, fmt.Errorf("image %v: Pix too short for its bounds: %w", b, ErrInvalidOption)
+		}
+		copy(dst[y*w:(y+1)*w], img.Pix[off:off+w])
+	}
+	return p.Apply(m)
+}
+
+// binarize sets each value to 1 if it is above the threshold and to 0
+// otherwise. A threshold of 0 selects Otsu's threshold.
+func binarize(pix []float64, threshold float64) {
+	if threshold == 0 {
+		threshold = otsu(pix)
+	}
+	for i, v := range pix {
+		if v > threshold {
+			pix[i] = 1
+		} else {
+			pix[i] = 0
+		}
+	}
+}
+
+// otsu returns Otsu's threshold for values in [0,1], computed on a 256-bin
+// histogram like OpenCV's THRESH_OTSU. A value above the returned threshold
+// falls in the upper bin class. For an image with a single gray level the
+// threshold is undefined, and otsu returns 0.5.
+func otsu(pix []float64) float64 {
+	var hist [256]float64
+	for _, v := range pix {
+		hist[bin(v)]++
+	}
+	n := float64(len(pix))
+	var sumAll float64
+	for i, c := range hist {
+		sumAll += float64(i) * c
+	}
+	best, bestK := 0.0, -1
+	var w0, sum0 float64
+	for k := 0; k < 255; k++ {
+		w0 += hist[k]
+		sum0 += float64(k) * hist[k]
+		w1 := n - w0
+		if w0 == 0 || w1 == 0 {
+			continue
+		}
+		m0, m1 := sum0/w0, (sumAll-sum0)/w1
+		if v := w0 * w1 * (m0 - m1) * (m0 - m1); v > best {
+			best, bestK = v, k
+		}
+	}
+	if bestK < 0 {
+		return 0.5
+	}
+	// Values in bins <= bestK go low: bin(v) <= k  <=>  v < (k+0.5)/255.
+	return math.Nextafter((float64(bestK)+0.5)/255, 0)
+}
+
+// bin maps a value in [0,1] to a histogram bin 0..255.
+func bin(v float64) int {
+	switch {
+	case !(v > 0): // also NaN
+		return 0
+	case v >= 1:
+		return 255
+	}
+	return int(v*255 + 0.5)
+}

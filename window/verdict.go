@@ -1,0 +1,107 @@
+package window
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/physd/physd/estimator"
+)
+
+// Status is the outcome of certification.
+type Status string
+
+// Statuses a window can get.
+const (
+	// Certified: coverage holds, the design is well conditioned and the
+	// fit is good, so (γ1, γ0) is the unique answer the video supports.
+	Certified Status = "certified"
+	// UndampedDiscrete: an undamped-looking window whose discrete
+	// regression is well conditioned and fits, but with no slope coverage
+	// (Prop. on sampled undamped trajectories): the sampled regression has
+	// a unique target (0, γ0^Δ), yet the continuous-time problem is not
+	// identified from this single clip. Reported, not certified.
+	UndampedDiscrete Status = "undamped-uncertified"
+	// NotCertified: one or more checks failed; see Reasons.
+	NotCertified Status = "not-certified"
+)
+
+// Thresholds are the certification limits.
+type Thresholds struct {
+	Coverage CoverageOptions `json:"coverage"`
+	// MinPsi is the least scale-normalised ψ_min accepted; default 0.1.
+	MinPsi float64 `json:"min_psi"`
+	// MaxRelResidual is the largest RMS residual relative to RMS z''
+	// accepted; default 0.2.
+	MaxRelResidual float64 `json:"max_rel_residual"`
+}
+
+func (t Thresholds) withDefaults() Thresholds {
+	if t.MinPsi <= 0 {
+		t.MinPsi = 0.1
+	}
+	if t.MaxRelResidual <= 0 {
+		t.MaxRelResidual = 0.2
+	}
+	return t
+}
+
+// Verdict is a window's certificate, or the reasons it has none.
+type Verdict struct {
+	Status       Status       `json:"verdict"`
+	Certified    bool         `json:"certified"`
+	Reasons      []string     `json:"reasons,omitempty"`
+	Coverage     Coverage     `json:"coverage"`
+	Conditioning Conditioning `json:"conditioning"`
+	RelResidual  float64      `json:"rel_residual"`
+}
+
+// Certify decides whether an estimate is the unique answer its window
+// supports: level-set slope coverage on the learned latents, a
+// well-conditioned design, a good fit and a physical, stable system.
+func Certify(r *estimator.Result, th Thresholds) Verdict {
+	th = th.withDefaults()
+	var v Verdict
+	if r == nil || r.Stencil == nil {
+		v.Status = NotCertified
+		v.Reasons = []string{"no estimate"}
+		return v
+	}
+	noise := NoiseFromResidual(r.Stencil.Resid, r.Dt)
+	v.Coverage = TestCoverage(r.Latents, r.Dt, noise, th.Coverage)
+	centre := 0.0
+	if r.Stencil.Gamma0 != 0 {
+		centre = -r.Stencil.G / r.Stencil.Gamma0
+	}
+	v.Conditioning = Condition(r.Latents, r.Dt, centre, v.Coverage)
+	v.RelResidual = r.Stencil.RelResidual()
+
+	var reasons []string
+	if !v.Coverage.Holds {
+		reasons = append(reasons, fmt.Sprintf("no level-set slope coverage: at most %d distinct slopes at any level (need 3)", v.Coverage.MaxDistinct))
+		if v.Coverage.MaxDistinct >= 3 {
+			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: covered levels span %.1f%% of the range (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
+		}
+	}
+	if v.Conditioning.PsiMin < th.MinPsi {
+		reasons = append(reasons, fmt.Sprintf("ill-conditioned design: normalised ψ_min %.3g < %.3g", v.Conditioning.PsiMin, th.MinPsi))
+	}
+	if !(v.RelResidual <= th.MaxRelResidual) {
+		reasons = append(reasons, fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual))
+	}
+	if !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1) {
+		reasons = append(reasons, fmt.Sprintf("not a restoring system: γ0 = %.4g", r.Gamma0))
+	} else if r.Physics.Regime == estimator.Unstable {
+		reasons = append(reasons, fmt.Sprintf("negative damping: γ1 = %.4g ± %.2g", r.Gamma1, r.Sigma1))
+	}
+	switch {
+	case len(reasons) == 0:
+		v.Status, v.Certified = Certified, true
+	case len(reasons) == 1 && !v.Coverage.Holds && r.Physics.Regime == estimator.Undamped:
+		v.Status = UndampedDiscrete
+		v.Reasons = append(reasons, "undamped-looking window: the sampled regression is well posed, the continuous-time answer is not unique from one clip")
+	default:
+		v.Status = NotCertified
+		v.Reasons = reasons
+	}
+	return v
+}
