@@ -130,27 +130,36 @@ func (t *tailBuffer) String() string {
 // encode raw w×h gray frames read from stdin at fps into path (w and h are
 // the encoded size, even numbers). It is exported so that callers can log
 // or reproduce the exact encoding.
-func FFmpegArgs(path string, w, h int, fps float64) []string {
+func FFmpegArgs(path string, w, h int, fps float64, crf int) []string {
 	num, den := rationalFPS(fps)
+	quality := []string{"-qp", "0"} // lossless luma
+	if crf > 0 {
+		quality = []string{"-crf", strconv.Itoa(crf)}
+	}
 	rate := strconv.FormatInt(num, 10) + "/" + strconv.FormatInt(den, 10)
-	return []string{
+	return append([]string{
 		"-hide_banner", "-nostdin", "-nostats", "-loglevel", "error", "-y",
 		"-threads", "1", "-filter_threads", "1",
 		"-f", "rawvideo", "-pix_fmt", "gray", "-s", fmt.Sprintf("%dx%d", w, h), "-r", rate,
 		"-i", "-",
 		"-sws_flags", "bicubic+accurate_rnd+full_chroma_int+bitexact",
-		"-c:v", "libx264", "-preset", "medium", "-crf", "12", "-pix_fmt", "yuv420p",
+		"-c:v", "libx264", "-preset", "medium"}, append(quality, "-pix_fmt", "yuv420p",
 		"-threads", "1", "-x264-params", "threads=1:lookahead-threads=1:sliced-threads=0",
 		"-r", rate,
 		"-flags:v", "+bitexact", "-fflags", "+bitexact", "-map_metadata", "-1",
 		"-movflags", "+faststart",
 		// The file: protocol keeps ffmpeg from reading a path that starts
 		// with "-" as an option or one containing ":" as another protocol.
-		"-f", "mp4", "file:" + path,
-	}
+		"-f", "mp4", "file:"+path)...)
 }
 
-// WriteMP4 encodes frames as H.264 (libx264, CRF 12, yuv420p, one thread,
+// WriteMP4 encodes frames as lossless H.264 (libx264 -qp 0: lossless luma), as
+// WriteMP4CRF with crf 0.
+func WriteMP4(ctx context.Context, path string, frames []*image.Gray, fps float64) error {
+	return WriteMP4CRF(ctx, path, frames, fps, 0)
+}
+
+// WriteMP4CRF encodes frames as H.264 (libx264, CRF crf, or lossless for crf ≤ 0; yuv420p, one thread,
 // bit-exact flags, faststart) in an mp4 file at path with the given frame
 // rate, by piping the raw 8-bit gray frames into the ffmpeg command-line
 // program (found on PATH). All frames must have the same size; an odd
@@ -161,7 +170,7 @@ func FFmpegArgs(path string, w, h int, fps float64) []string {
 // If ffmpeg fails, the error includes the tail of its stderr and the
 // partial output file is removed. If ffmpeg is not installed the error
 // wraps exec.ErrNotFound.
-func WriteMP4(ctx context.Context, path string, frames []*image.Gray, fps float64) error {
+func WriteMP4CRF(ctx context.Context, path string, frames []*image.Gray, fps float64, crf int) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -174,7 +183,7 @@ func WriteMP4(ctx context.Context, path string, frames []*image.Gray, fps float6
 		return fmt.Errorf("sim: WriteMP4 %s: ffmpeg not found: %w", path, err)
 	}
 	ew, eh := w+w%2, h+h%2
-	cmd := exec.CommandContext(ctx, bin, FFmpegArgs(path, ew, eh, fps)...)
+	cmd := exec.CommandContext(ctx, bin, FFmpegArgs(path, ew, eh, fps, crf)...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
 	cmd.Stdout = io.Discard

@@ -247,7 +247,7 @@ func TestRationalFPS(t *testing.T) {
 			t.Errorf("rationalFPS(%v) = %d/%d", fps, n, d)
 		}
 	}
-	if got := fmt.Sprint(FFmpegArgs("o.mp4", 64, 64, 20)); !strings.Contains(got, "-r 20/1") || !strings.Contains(got, "libx264") {
+	if got := fmt.Sprint(FFmpegArgs("o.mp4", 64, 64, 20, 0)); !strings.Contains(got, "-r 20/1") || !strings.Contains(got, "libx264") {
 		t.Errorf("FFmpegArgs: %s", got)
 	}
 }

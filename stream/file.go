@@ -19,6 +19,8 @@ const (
 	maxEmptyReads = 100
 	// recentSteps is how many recent reliable steps extrapolation uses.
 	recentSteps = 15
+	// minFPS and maxFPS bound FileOptions.FPS.
+	minFPS, maxFPS = 1e-3, 1e7
 )
 
 // FileOptions configures ReadFile.
@@ -26,6 +28,7 @@ type FileOptions struct {
 	Preprocess
 	// FPS > 0 overrides the container's frame rate: frame times become
 	// Seq/FPS, and From/To select on those times. 0 keeps the container's.
+	// It must lie in [0.001, 1e7].
 	FPS float64
 	// From and To bound the segment to keep, in seconds of presentation
 	// time: a frame is kept if From <= Time < To. To 0 means the end.
@@ -40,8 +43,8 @@ func (o FileOptions) validate() error {
 	if err := o.Preprocess.Validate(); err != nil {
 		return err
 	}
-	if math.IsNaN(o.FPS) || math.IsInf(o.FPS, 0) || o.FPS < 0 {
-		return fmt.Errorf("FPS = %v: must be > 0 (or 0 to use the container's rate): %w", o.FPS, ErrInvalidOption)
+	if !(o.FPS == 0 || o.FPS >= minFPS && o.FPS <= maxFPS) { // also NaN
+		return fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's rate): %w", o.FPS, minFPS, maxFPS, ErrInvalidOption)
 	}
 	if math.IsNaN(o.From) || math.IsInf(o.From, 0) || o.From < 0 {
 		return fmt.Errorf("From = %v: must be a time >= 0 in seconds: %w", o.From, ErrInvalidOption)
@@ -123,8 +126,12 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		return fail(fmt.Errorf("no frame could be decoded: %w", ErrNotVideo))
 	}
 	if len(r.frames) == 0 {
+		first, last := r.first, r.last
+		if opt.FPS > 0 {
+			first, last = 0, secondsToDuration(float64(r.seq-1)/opt.FPS)
+		}
 		return fail(fmt.Errorf("From = %v, To = %v: the %d decoded frames span %s–%s: %w",
-			opt.From, opt.To, r.seq, fmtSec(r.first), fmtSec(r.last), ErrEmptySegment))
+			opt.From, opt.To, r.seq, fmtSec(first), fmtSec(last), ErrEmptySegment))
 	}
 
 	t := AnalyzeTiming(r.reliable, declared, opt.FPS)

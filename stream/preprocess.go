@@ -8,6 +8,9 @@ import (
 	"gocv.io/x/gocv"
 )
 
+// MaxSize is the largest Preprocess.Size accepted.
+const MaxSize = 4096
+
 // ROI is a rectangle in the source's pixels; the zero value means the whole
 // frame.
 type ROI struct{ X, Y, W, H int }
@@ -47,8 +50,8 @@ func (p Preprocess) Validate() error {
 	if err := p.ROI.validate(); err != nil {
 		return err
 	}
-	if p.Size < 0 {
-		return fmt.Errorf("Size = %d: must be >= 0 (0 keeps the size): %w", p.Size, ErrInvalidOption)
+	if p.Size < 0 || p.Size > MaxSize {
+		return fmt.Errorf("Size = %d: must be in [0, %d] (0 keeps the size): %w", p.Size, MaxSize, ErrInvalidOption)
 	}
 	if math.IsNaN(p.Threshold) || p.Threshold < 0 || p.Threshold >= 1 {
 		return fmt.Errorf("Threshold = %v: must be in [0,1) (0 selects Otsu): %w", p.Threshold, ErrInvalidOption)
@@ -66,7 +69,7 @@ func (p Preprocess) CheckFrame(w, h int) error {
 		return fmt.Errorf("frame size %dx%d: %w", w, h, ErrNotVideo)
 	}
 	r := p.ROI
-	if !r.IsZero() && (r.X+r.W > w || r.Y+r.H > h) {
+	if !r.IsZero() && (r.X > w-r.W || r.Y > h-r.H) { // no overflow: W, H > 0
 		return fmt.Errorf("ROI %+v lies outside the %dx%d frame: %w", r, w, h, ErrInvalidOption)
 	}
 	return nil

@@ -234,9 +234,9 @@ func (a stepAnalysis) irregularity() string {
 func (a stepAnalysis) summary() string {
 	switch {
 	case a.n == 0:
-		return "no frames"
+		return "no usable frame times"
 	case a.n == 1:
-		return "only one frame, no timestamp steps"
+		return "only one usable frame time, no steps"
 	case a.median <= 0:
 		return fmt.Sprintf("timestamps are unusable (median step %s over %d frames)", fmtStep(a.median), a.n)
 	case a.irregular():

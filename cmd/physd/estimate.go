@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"time"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
+)
+
+// estimateReport is the JSON written by 'physd estimate --json'.
+type estimateReport struct {
+	Videos []videoReport `json:"videos"`
+	Preset string        `json:"preset"`
+	Seed   uint64        `json:"seed"`
+	Gamma0 float64       `json:"gamma0"`
+	Gamma1 float64       `json:"gamma1"`
+	Sigma0 float64       `json:"gamma0_sigma"`
+	Sigma1 float64       `json:"gamma1_sigma"`
+	estimator.Physics
+	Verdict     window.Status  `json:"verdict"`
+	Certified   bool           `json:"certified"`
+	Reasons     []string       `json:"reasons,omitempty"`
+	Diagnostics window.Verdict `json:"diagnostics"`
+	Steps       int            `json:"steps"`
+	ElapsedMS   float64        `json:"elapsed_ms"`
+}
+
+type videoReport struct {
+	Path    string  `json:"path"`
+	Frames  int     `json:"frames"`
+	FPS     float64 `json:"fps"`
+	Assumed string  `json:"timing"`
+}
+
+func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, log *slog.Logger) (int, error) {
+	fs := flag.NewFlagSet("physd estimate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fps := fs.Float64("fps", 0, "frame rate, overriding the container's (frames are then evenly spaced)")
+	var from, to float64
+	fs.Var(secondsFlag{&from}, "from", "start of the segment to use, seconds")
+	fs.Var(secondsFlag{&to}, "to", "end of the segment to use, seconds (0: the end)")
+	roi := fs.String("roi", "", "region of interest x,y,w,h in the video's pixels")
+	size := fs.Int("size", 0, "resize frames to SIZE×SIZE (default: the preset's)")
+	preset := fs.String("preset", estimator.DefaultPreset, fmt.Sprintf("training recipe: %v", estimator.PresetNames()))
+	steps := fs.Int("steps", -1, "training steps (default: the preset's)")
+	seed := fs.Uint64("seed", 1, "random seed")
+	asJSON := fs.Bool("json", false, "write one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		fs.Usage()
+		return 0, fmt.Errorf("estimate: %w: no video given", errUsage)
+	}
+	p, err := estimator.LookupPreset(*preset)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w: --preset: %w", errUsage, err)
+	}
+	if *size < 0 {
+		return 0, fmt.Errorf("estimate: %w: --size %d is negative", errUsage, *size)
+	}
+	if *size > 0 {
+		p.Size = *size
+	}
+	if *steps >= 0 {
+		p.Steps = *steps
+	}
+	if math.IsNaN(*fps) || *fps < 0 || math.IsInf(*fps, 0) {
+		return 0, fmt.Errorf("estimate: %w: --fps %g must be a positive rate", errUsage, *fps)
+	}
+	fset := false
+	fs.Visit(func(f *flag.Flag) { fset = fset || f.Name == "fps" })
+	if fset && *fps == 0 {
+		return 0, fmt.Errorf("estimate: %w: --fps 0 is not a frame rate", errUsage)
+	}
+	r, err := parseROI(*roi)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+
+	rep := estimateReport{Preset: p.Name, Seed: *seed}
+	var clips []estimator.Clip
+	for _, path := range paths {
+		frames, tm, err := stream.ReadFile(ctx, path, stream.FileOptions{
+			Preprocess: stream.Preprocess{ROI: r, Size: p.Size, Binarize: p.Binarize},
+			FPS:        *fps, From: from, To: to,
+		})
+		if err != nil {
+			return 0, fmt.Errorf("estimate: %w", err)
+		}
+		if tm.Irregular && *fps == 0 {
+			return 0, fmt.Errorf("estimate: %s: frame times are irregular (%s); pick an evenly spaced segment with --from/--to or force a rate with --fps", path, tm.Assumed)
+		}
+		if !(tm.FPS > 0) {
+			return 0, fmt.Errorf("estimate: %s: no usable frame rate (%s); give one with --fps", path, tm.Assumed)
+		}
+		if len(frames) < estimator.MinFrames {
+			return 0, fmt.Errorf("estimate: %s: %d frames in the segment, need at least %d", path, len(frames), estimator.MinFrames)
+		}
+		if tm.Assumed != "" {
+			log.Warn("frame timing", "video", path, "assumed", tm.Assumed)
+		}
+		c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: 1 / tm.FPS}
+		for _, f := range frames {
+			c.Frames = append(c.Frames, f.Pix)
+		}
+		clips = append(clips, c)
+		rep.Videos = append(rep.Videos, videoReport{Path: path, Frames: len(frames), FPS: tm.FPS, Assumed: tm.Assumed})
+	}
+	if len(clips) > 1 {
+		for i, c := range clips[1:] {
+			if math.Abs(c.Dt-clips[0].Dt) > 1e-6*clips[0].Dt {
+				return 0, fmt.Errorf("estimate: %s runs at %.4g fps but %s at %.4g fps; a multi-trajectory fit needs one rate (use --fps)",
+					paths[i+1], 1/c.Dt, paths[0], 1/clips[0].Dt)
+			}
+			clips[i+1].Dt = clips[0].Dt
+		}
+	}
+
+	bar := newProgress(stderr)
+	res, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	v := window.Certify(res, window.Thresholds{})
+	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
+	rep.Physics = res.Physics
+	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
+	rep.Steps, rep.ElapsedMS = res.Steps, float64(res.Elapsed)/float64(time.Millisecond)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(jsonSafe(rep)); err != nil {
+			return 0, fmt.Errorf("estimate: %w", err)
+		}
+	} else {
+		printSummary(stdout, rep)
+	}
+	if !v.Certified {
+		return exitNotCertified, nil
+	}
+	return exitOK, nil
+}
+
+// jsonSafe round-trips the report through a map so NaN/Inf (e.g. an empty
+// coverage interval) become null instead of failing the encoder.
+func jsonSafe(rep estimateReport) any {
+	fix := func(f *float64) {
+		if math.IsNaN(*f) || math.IsInf(*f, 0) {
+			*f = 0
+		}
+	}
+	d := &rep.Diagnostics
+	for _, f := range []*float64{&d.Coverage.Lo, &d.Coverage.Hi, &rep.Zeta, &d.RelResidual, &d.Conditioning.Bound} {
+		fix(f)
+	}
+	return rep
+}
+
+func printSummary(w io.Writer, r estimateReport) {
+	for _, v := range r.Videos {
+		fmt.Fprintf(w, "video     %s: %d frames at %.4g fps", v.Path, v.Frames, v.FPS)
+		if v.Assumed != "" {
+			fmt.Fprintf(w, " (%s)", v.Assumed)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "γ0        %.5f ± %.5f\n", r.Gamma0, r.Sigma0)
+	fmt.Fprintf(w, "γ1        %.5f ± %.5f\n", r.Gamma1, r.Sigma1)
+	fmt.Fprintf(w, "f_n       %.4f ± %.4f Hz   (ω_n %.4f rad/s)\n", r.FreqN, r.SigmaF, r.OmegaN)
+	fmt.Fprintf(w, "ζ         %.4f ± %.4f      (%s", r.Zeta, r.SigmaZ, r.Regime)
+	if r.FreqD > 0 {
+		fmt.Fprintf(w, ", damped frequency %.4f Hz", r.FreqD)
+	}
+	fmt.Fprintln(w, ")")
+	d := r.Diagnostics
+	cov := "no"
+	if d.Coverage.Holds {
+		cov = fmt.Sprintf("yes, on [%.3g, %.3g] (%.0f%% of the range)", d.Coverage.Lo, d.Coverage.Hi, 100*d.Coverage.Width)
+	}
+	fmt.Fprintf(w, "coverage  %s; ψ_min %.3f; residual %.3f of the signal\n", cov, d.Conditioning.PsiMin, d.RelResidual)
+	fmt.Fprintf(w, "verdict   %s\n", r.Verdict)
+	for _, why := range r.Reasons {
+		fmt.Fprintf(w, "          - %s\n", why)
+	}
+	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s\n", r.ElapsedMS, r.Steps, r.Preset)
+}
+
+// progress draws a bar on a terminal and nothing elsewhere.
+type progress struct {
+	w    io.Writer
+	tty  bool
+	last time.Time
+}
+
+func newProgress(w io.Writer) *progress {
+	p := &progress{w: w}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(step, total int, loss float64) {
+	if !p.tty || total == 0 || (time.Since(p.last) < 100*time.Millisecond && step < total) {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	n := width * step / total
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = '.'
+		if i < n {
+			bar[i] = '#'
+		}
+	}
+	fmt.Fprintf(p.w, "\rtraining [%s] %d/%d loss %.3g ", bar, step, total, loss)
+}
+
+func (p *progress) done() {
+	if p.tty && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
