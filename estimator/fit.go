@@ -37,7 +37,11 @@ type Result struct {
 	// stencil's coefficients, with its residuals.
 	Stencil *ODEFit `json:"-"`
 	// Latents are the encoder's outputs, per clip.
-	Latents [][]float64   `json:"-"`
+	Latents [][]float64 `json:"-"`
+	// Frames are the clips' frames the latents came from (shared, not
+	// copied), so a certificate can check that latent revisits are image
+	// revisits.
+	Frames [][][]float64 `json:"-"`
 	Dt      float64       `json:"dt"`
 	Loss    float64       `json:"loss"`
 	Steps   int           `json:"steps"`
@@ -76,8 +80,8 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lr, ok := net.(*LowRank); ok && p.ClosedForm && opt.Warm == nil {
-		if err := initLowRank(lr, clips, all, bounds, p); err != nil {
+	if lr, ok := net.(*LowRank); ok && opt.Warm == nil {
+		if err := initLowRank(rng, lr, clips, all, bounds, p); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	}
@@ -148,6 +152,9 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	loss, _, _ = Objective(lat, dt, coef, p.Loss)
 	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f,
 		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Encoder: net}
+	for _, c := range clips {
+		r.Frames = append(r.Frames, c.Frames)
+	}
 	if p.Exact {
 		g1, g0, err := Exact(coef.Gamma1, coef.Gamma0, dt)
 		if err != nil {
@@ -191,11 +198,20 @@ func buildNetwork(rng *rand.Rand, p Preset, w, h int, warm Encoder) (network, er
 }
 
 // initLowRank sets W to a smooth spatial basis and u to the closed-form
-// readout.
-func initLowRank(e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) error {
+// readout, which solves the variance-floor problem with the floor held as
+// a constraint. Without ClosedForm (or with another regulariser, whose
+// problem it does not solve) u starts random and training alone sets it.
+func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) error {
 	k, err := e.spatialBasis(all, clips[0].W, clips[0].H)
 	if err != nil {
 		return err
+	}
+	if !p.ClosedForm || p.Loss.Reg != VarFloor {
+		u := data(e.U)
+		for a := range k {
+			u[a] = p.Loss.Tau * rng.NormFloat64() / math.Sqrt(float64(k))
+		}
+		return nil
 	}
 	h, err := e.Features(all)
 	if err != nil {

@@ -3,7 +3,7 @@
 // and nothing about physics.
 //
 // ReadFile decodes a video file with OpenCV's FFmpeg backend (gocv). The
-// preprocessing (Preprocess) works on any gocv.Mat or *image.Gray, so live
+// preprocessing (Preprocess) works on any 8-bit gocv.Mat or *image.Gray, so live
 // sources can reuse it, and AnalyzeTiming decides from a list of
 // presentation times which frame rate the caller should assume.
 //

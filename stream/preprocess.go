@@ -38,9 +38,13 @@ func (r ROI) validate() error {
 // if Binarize is set. Binarisation uses Otsu's threshold when Threshold is 0,
 // or the fixed Threshold in (0,1) otherwise.
 type Preprocess struct {
-	ROI       ROI
-	Size      int
-	Binarize  bool
+	// ROI is the crop, in source pixels; zero keeps the whole frame.
+	ROI ROI
+	// Size is the side of the square output; 0 keeps the cropped size.
+	Size int
+	// Binarize maps every pixel to 0 or 1.
+	Binarize bool
+	// Threshold is the fixed binarisation threshold in (0,1); 0 uses Otsu.
 	Threshold float64
 }
 

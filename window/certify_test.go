@@ -69,8 +69,8 @@ func TestCertifyEndToEnd(t *testing.T) {
 	}
 	for _, c := range cases {
 		r, v := fitScenes(t, c.scenes)
-		t.Logf("%s: γ0 %.5f ± %.5f, γ1 %.5f ± %.5f; %s %v; cov %+v; ψ %.3g; rel %.3g",
-			c.name, r.Gamma0, r.Sigma0, r.Gamma1, r.Sigma1, v.Status, v.Reasons, v.Coverage, v.Conditioning.PsiMin, v.RelResidual)
+		t.Logf("%s: γ0 %.5f ± %.5f, γ1 %.5f ± %.5f; %s %v; cov %+v; ψ %.3g bound %.3g; rel %.3g revisit %+v",
+			c.name, r.Gamma0, r.Sigma0, r.Gamma1, r.Sigma1, v.Status, v.Reasons, v.Coverage, v.Conditioning.PsiMin, v.Conditioning.Bound, v.RelResidual, v.Revisit)
 		if v.Status != c.want {
 			t.Errorf("%s: verdict %s, want %s (%v)", c.name, v.Status, c.want, v.Reasons)
 		}

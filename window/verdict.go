@@ -30,6 +30,9 @@ type Thresholds struct {
 	Coverage CoverageOptions `json:"coverage"`
 	// MinPsi is the least scale-normalised ψ_min accepted; default 0.1.
 	MinPsi float64 `json:"min_psi"`
+	// MaxRevisit is the largest Revisit score accepted (frames at one
+	// latent level must look alike); default 2.
+	MaxRevisit float64 `json:"max_revisit"`
 	// MaxRelResidual is the largest RMS residual relative to RMS z''
 	// accepted; default 0.5 (the ODE explains at least 75 % of the
 	// acceleration's variance). The second difference amplifies pixel noise
@@ -40,6 +43,9 @@ type Thresholds struct {
 func (t Thresholds) withDefaults() Thresholds {
 	if t.MinPsi <= 0 {
 		t.MinPsi = 0.1
+	}
+	if t.MaxRevisit <= 0 {
+		t.MaxRevisit = 2
 	}
 	if t.MaxRelResidual <= 0 {
 		t.MaxRelResidual = 0.5
@@ -55,6 +61,7 @@ type Verdict struct {
 	Coverage     Coverage     `json:"coverage"`
 	Conditioning Conditioning `json:"conditioning"`
 	RelResidual  float64      `json:"rel_residual"`
+	Revisit      Revisit      `json:"revisit"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
@@ -76,6 +83,7 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	}
 	v.Conditioning = Condition(r.Latents, r.Dt, centre, v.Coverage)
 	v.RelResidual = r.Stencil.RelResidual()
+	v.Revisit = TestRevisit(r.Latents, r.Frames, r.Dt, v.Coverage, 24)
 
 	var reasons []string
 	if !v.Coverage.Holds {
@@ -83,6 +91,9 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		if v.Coverage.MaxDistinct >= 3 {
 			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: covered levels span %.1f%% of the range (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
 		}
+	}
+	if v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit) {
+		reasons = append(reasons, fmt.Sprintf("latent revisits are not scene revisits: frames at one latent level differ %.1f× more than motion explains (> %.1f); the encoder folds the state", v.Revisit.Score, th.MaxRevisit))
 	}
 	if v.Conditioning.PsiMin < th.MinPsi {
 		reasons = append(reasons, fmt.Sprintf("ill-conditioned design: normalised ψ_min %.3g < %.3g", v.Conditioning.PsiMin, th.MinPsi))
