@@ -41,7 +41,7 @@ type Result struct {
 	// Frames are the clips' frames the latents came from (shared, not
 	// copied), so a certificate can check that latent revisits are image
 	// revisits.
-	Frames [][][]float64 `json:"-"`
+	Frames  [][][]float64 `json:"-"`
 	Dt      float64       `json:"dt"`
 	Loss    float64       `json:"loss"`
 	Steps   int           `json:"steps"`

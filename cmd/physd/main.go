@@ -1,5 +1,5 @@
 // Command physd watches vibrating objects through a camera and reports the
-// coefficients (γ1, γ0) of z'' + γ1 z' + γ0 z = 0, with a certificate of
+// coefficients (γ1, γ0) of z” + γ1 z' + γ0 z = 0, with a certificate of
 // uniqueness.
 //
 // Usage:

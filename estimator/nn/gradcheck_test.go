@@ -123,7 +123,7 @@ func gradCheck(t *testing.T, l Layer, x *tensor.Dense, train bool, maxPerTensor 
 
 func TestGradConv2D(t *testing.T) {
 	cases := []struct {
-		name                                       string
+		name                                    string
 		n, inC, h, w, outC, kernel, stride, pad int
 	}{
 		{"3x3 s1 p1", 2, 3, 6, 5, 4, 3, 1, 1},
