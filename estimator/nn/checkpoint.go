@@ -11,19 +11,7 @@ import (
 	"slices"
 )
 
-// Checkpoint file format, version 1. All integers are little-endian.
-//
-//	header  magic [8]byte = "PHYSDNN\x00"
-//	        version uint32 = 1
-//	        payloadLen uint64   (bytes of payload)
-//	payload nParams uint32, then per param:
-//	            nameLen uint32, name [nameLen]byte,
-//	            rank uint32, dims [rank]uint32, values [Π dims]float64 (IEEE 754 bits)
-//	        nExtra uint32, then per extra entry (sorted by name):
-//	            nameLen uint32, name [nameLen]byte, count uint32, values [count]float64
-//	trailer crc32 uint32        (IEEE, over header and payload)
-//
-// The explicit payload length lets Load tell truncation from corruption.
+// Checkpoint format constants; see SaveParams for the layout.
 const (
 	checkpointMagic   = "PHYSDNN\x00"
 	checkpointVersion = 1
@@ -37,11 +25,25 @@ const (
 var ErrCheckpoint = errors.New("nn: invalid checkpoint")
 
 // SaveParams writes params (names, shapes, values) and the optional extra
-// named vectors to w in the checkpoint format described above. Names must
-// be non-empty and unique among params and among extra. To capture
-// BatchNorm running statistics, pass CheckpointParams(model), which
-// includes the non-trainable Buffers; extra is for caller metadata (e.g.
-// normalisation constants) and is returned by LoadCheckpoint.
+// named vectors to w. Names must be non-empty and unique among params and
+// among extra. To capture BatchNorm running statistics, pass
+// CheckpointParams(model), which includes the non-trainable Buffers; extra
+// is for caller metadata (e.g. normalisation constants) and is returned by
+// LoadCheckpoint. The output is a deterministic function of the inputs.
+//
+// File format, version 1; all integers little-endian:
+//
+//	header  magic [8]byte = "PHYSDNN\x00"
+//	        version uint32 = 1
+//	        payloadLen uint64   (bytes of payload)
+//	payload nParams uint32, then per param, in the order given:
+//	            nameLen uint32, name [nameLen]byte,
+//	            rank uint32, dims [rank]uint32, values [Π dims]float64 (IEEE 754 bits)
+//	        nExtra uint32, then per extra entry, sorted by name:
+//	            nameLen uint32, name [nameLen]byte, count uint32, values [count]float64
+//	trailer crc32 uint32        (IEEE, over header and payload)
+//
+// The explicit payload length lets LoadParams tell truncation from corruption.
 func SaveParams(w io.Writer, params []*Param, extra map[string][]float64) error {
 	var buf bytes.Buffer
 	buf.WriteString(checkpointMagic)
@@ -133,8 +135,10 @@ func writeFloats(buf *bytes.Buffer, v []float64) {
 // LoadParams reads a checkpoint written by SaveParams into params, matching
 // by name. The file must contain exactly the names in params, each with the
 // same shape; extra entries are validated and ignored. Nothing is modified
-// unless the whole checkpoint is valid. Errors wrap ErrCheckpoint and name
-// what mismatched.
+// unless the whole checkpoint is valid. Errors about the data (bad magic,
+// version, length, checksum, structure, missing, unknown or mis-shaped
+// params) wrap ErrCheckpoint and name what mismatched; read errors and
+// invalid params (nil, duplicate names) are returned as such.
 func LoadParams(r io.Reader, params []*Param) error {
 	_, err := LoadCheckpoint(r, params)
 	return err

@@ -83,6 +83,33 @@ func TestGELUValues(t *testing.T) {
 	}
 }
 
+func TestGELULargeParallel(t *testing.T) {
+	// Large enough to be split across goroutines; each entry must still
+	// match the scalar formula and the derivative Φ(x) + x·φ(x).
+	rng := newRNG(6)
+	x := randTensor(rng, 2, 3, 5, 100, 101)
+	dy := randTensor(rng, 1, 3, 5, 100, 101)
+	g := NewGELU()
+	y, err := g.Forward(x, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dx, err := g.Backward(dy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range f64(x) {
+		cdf := 0.5 * math.Erfc(-v/math.Sqrt2)
+		pdf := math.Exp(-v*v/2) / math.Sqrt(2*math.Pi)
+		if d := math.Abs(f64(y)[i] - v*cdf); d > 1e-14 {
+			t.Fatalf("y[%d] off by %v", i, d)
+		}
+		if d := math.Abs(f64(dx)[i] - f64(dy)[i]*(cdf+v*pdf)); d > 1e-13 {
+			t.Fatalf("dx[%d] off by %v", i, d)
+		}
+	}
+}
+
 func TestBatchNormStatistics(t *testing.T) {
 	rng := newRNG(7)
 	bn := NewBatchNorm2D("bn", 2)
