@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func physd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// End to end through a real H.264 file: sim writes it, estimate reads it
+// back, fits, certifies, and reports JSON within the accuracy bar.
+func TestSimThenEstimate(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "p.mp4")
+	if code, _, e := physd(t, "sim", "--duration", "1.5pi", clip); code != exitOK {
+		t.Fatalf("sim: exit %d: %s", code, e)
+	}
+	code, out, e := physd(t, "estimate", "--json", clip)
+	if code != exitOK {
+		t.Fatalf("estimate: exit %d: %s\n%s", code, e, out)
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	for _, k := range []string{"gamma0", "gamma1", "gamma0_sigma", "gamma1_sigma", "verdict", "certified", "diagnostics", "f_n_hz", "zeta"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	g0, g1 := r["gamma0"].(float64), r["gamma1"].(float64)
+	if math.Abs(g0-4.0016) > 0.005*4.0016 || math.Abs(g1-0.08) > 0.004 {
+		t.Errorf("γ0 %.5f, γ1 %.5f; truth 4.0016, 0.08", g0, g1)
+	}
+	if r["certified"] != true || r["verdict"] != "certified" {
+		t.Errorf("verdict %v, certified %v", r["verdict"], r["certified"])
+	}
+	// A half-period clip is estimated but not certified: exit 3.
+	short := filepath.Join(dir, "s.mp4")
+	physd(t, "sim", "--duration", "0.5pi", short)
+	if code, out, _ := physd(t, "estimate", short); code != exitNotCertified || !strings.Contains(out, "not-certified") {
+		t.Errorf("0.5π clip: exit %d, want %d\n%s", code, exitNotCertified, out)
+	}
+}
+
+func TestEstimateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.mp4")
+	if err := os.WriteFile(text, []byte("not a video"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	still := filepath.Join(dir, "still.mp4")
+	if code, _, e := physd(t, "sim", "--regime", "undamped", "--z0", "0", "--duration", "2", still); code != exitOK {
+		t.Fatalf("sim still: %d %s", code, e)
+	}
+	tiny := filepath.Join(dir, "tiny.mp4")
+	physd(t, "sim", "--duration", "0.25", tiny)
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"estimate"}, exitUsage, "no video"},
+		{[]string{"estimate", filepath.Join(dir, "missing.mp4")}, exitError, "missing.mp4"},
+		{[]string{"estimate", text}, exitError, "notes.mp4"},
+		{[]string{"estimate", "--fps", "0", tiny}, exitUsage, "fps"},
+		{[]string{"estimate", "--fps", "-3", tiny}, exitUsage, "fps"},
+		{[]string{"estimate", "--roi", "1,2,3", tiny}, exitUsage, "roi"},
+		{[]string{"estimate", "--roi", "60,60,30,30", tiny}, exitError, "ROI"},
+		{[]string{"estimate", "--preset", "nope", tiny}, exitUsage, "preset"},
+		{[]string{"estimate", tiny}, exitError, "frames"},
+		{[]string{"estimate", still}, exitError, "motion"},
+		{[]string{"sim", "--fps", "-1", filepath.Join(dir, "x.mp4")}, exitUsage, "FPS"},
+		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+	}
+	for _, c := range cases {
+		code, out, e := physd(t, c.args...)
+		if code != c.code || !strings.Contains(strings.ToLower(e+out), strings.ToLower(c.msg)) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want it to mention %q)", c.args, code, c.code, e, c.msg)
+		}
+	}
+}
