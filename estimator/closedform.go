@@ -56,7 +56,6 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	}
 	kept := 0
 	row := make([]float64, e.P)
-	var basis [][]float64 // orthonormalised feature vectors over the frames
 	for d := 1; d < 2*m-1 && kept < e.K; d++ { // by total order p+q, low first
 		for p := range m {
 			q := d - p
@@ -69,17 +68,15 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 				}
 			}
 			var s2 float64
-			fv := make([]float64, n)
 			for r := range n {
 				var f float64
 				for j, v := range x[r*e.P : (r+1)*e.P] {
 					f += v * row[j]
 				}
-				fv[r] = f
 				s2 += f * f
 			}
 			sd := math.Sqrt(s2 / float64(n))
-			if !(sd > 1e-9) || !independent(basis, fv, &basis) {
+			if !(sd > 1e-9) {
 				continue
 			}
 			dst := wd[kept*e.P : (kept+1)*e.P]
@@ -93,42 +90,6 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 		return 0, fmt.Errorf("spatial basis: the frames do not change (no motion)")
 	}
 	return kept, nil
-}
-
-// independent reports whether feature vector f (values over the frames) is
-// not, within 1e-3 of its energy, a combination of the orthonormal vectors
-// in q; if so it appends f's normalised residual to *out. Symmetric scenes
-// (a centred circle) make several cosine modes move in lockstep, and a
-// collinear feature would let the closed form pick a direction the frames
-// do not support.
-func independent(q [][]float64, f []float64, out *[][]float64) bool {
-	r := append([]float64(nil), f...)
-	var e0 float64
-	for _, v := range f {
-		e0 += v * v
-	}
-	for _, b := range q {
-		var d float64
-		for i := range r {
-			d += r[i] * b[i]
-		}
-		for i := range r {
-			r[i] -= d * b[i]
-		}
-	}
-	var e float64
-	for _, v := range r {
-		e += v * v
-	}
-	if !(e > 1e-3*e0) {
-		return false
-	}
-	s := 1 / math.Sqrt(e)
-	for i := range r {
-		r[i] *= s
-	}
-	*out = append(*out, r)
-	return true
 }
 
 // solveReadout finds the linear readout u minimising the ODE residual of
@@ -162,15 +123,6 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]
 				B.SetSym(a, b, B.At(a, b)+s/float64(t)/float64(len(feats)))
 			}
 		}
-	}
-	// A whisper of ridge: symmetric scenes (a centred circle) leave some
-	// cosine features collinear, and B must stay positive definite.
-	var tr float64
-	for a := range k {
-		tr += B.At(a, a)
-	}
-	for a := range k {
-		B.SetSym(a, a, B.At(a, a)+1e-9*tr/float64(k))
 	}
 	var chol mat.Cholesky
 	if !chol.Factorize(B) {
