@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +54,7 @@ func run(ctx context.Context, out string, seeds int, only string, workers int) e
 	defer os.RemoveAll(dir)
 	var cs []cell
 	for _, c := range cells() {
-		if only == "" || contains(c.table, only) {
+		if only == "" || strings.Contains(c.table, only) {
 			cs = append(cs, c)
 		}
 	}
@@ -106,19 +107,6 @@ feed:
 	report(f, cs, results, seeds, time.Since(start))
 	fmt.Fprintf(os.Stderr, "paper: wrote %s in %s\n", out, time.Since(start).Round(time.Second))
 	return f.Close()
-}
-
-func contains(s, sub string) bool {
-	return len(sub) == 0 || (len(s) >= len(sub) && (s == sub || indexOf(s, sub) >= 0))
-}
-
-func indexOf(s, sub string) int {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 // runCell renders the cell's clips with one seed, writes them as H.264,
