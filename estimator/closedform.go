@@ -105,6 +105,68 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 // out), B the mean per-clip covariance of the features. feats[m] is clip m's
 // T_m×K feature matrix, row-major.
 func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]float64, error) {
+	B := featureCovariance(feats, k)
+	wt, err := whitener(B)
+	if err != nil {
+		return nil, err
+	}
+
+	totalT := 0
+	for _, f := range feats {
+		totalT += len(f)/k - 1
+	}
+	span := float64(totalT) * dt
+	if len(feats) > 0 {
+		span /= float64(len(feats))
+	}
+	// Frequencies from half a cycle per window up to 8 samples a period:
+	// beyond that neither the stencil nor a camera resolves the motion.
+	wLo, wHi := 2*math.Pi/span*0.5, MaxOmega(dt)
+	best := math.Inf(1)
+	var bestU []float64
+	const nw = 10
+	for iw := range nw {
+		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
+		for _, zeta := range []float64{0.05, 0.7, 1.5} {
+			u, score, g0 := refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, intercept, wt, tau)
+			if u != nil && score < best && g0 > 0 && math.Sqrt(g0) <= 1.5*wHi {
+				best, bestU = score, u
+			}
+		}
+	}
+	if bestU == nil {
+		return nil, fmt.Errorf("closed form: no start converged")
+	}
+	return bestU, nil
+}
+
+// refineReadout alternates the eigenproblem for u and least squares for γ
+// from the stencil coefficients (g1, g0) until γ settles. It returns the
+// readout, its normalised residual and the final γ0 (nil u on failure).
+func refineReadout(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
+	var u []float64
+	var score float64
+	for range 40 {
+		var err error
+		u, score, err = readoutFor(feats, k, dt, g1, g0, intercept, wt, tau)
+		if err != nil {
+			return nil, 0, 0
+		}
+		fit, err := FitODE(latentsOf(feats, k, u), dt, intercept)
+		if err != nil {
+			return nil, 0, 0
+		}
+		d := math.Abs(fit.Gamma1-g1) + math.Abs(fit.Gamma0-g0)
+		g1, g0 = fit.Gamma1, fit.Gamma0
+		if d < 1e-10*(1+math.Abs(g0)) {
+			break
+		}
+	}
+	return u, score, g0
+}
+
+// featureCovariance is B, the mean per-clip covariance of the features.
+func featureCovariance(feats [][]float64, k int) *mat.SymDense {
 	B := mat.NewSymDense(k, nil)
 	for _, f := range feats {
 		t := len(f) / k
@@ -124,64 +186,67 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]
 			}
 		}
 	}
-	var chol mat.Cholesky
-	if !chol.Factorize(B) {
-		return nil, fmt.Errorf("closed form: feature covariance is singular")
-	}
-	var L mat.TriDense
-	chol.LTo(&L)
+	return B
+}
 
-	totalT := 0
-	for _, f := range feats {
-		totalT += len(f)/k - 1
+// solveReadoutFrom is solveReadout from one start, the stencil
+// coefficients (g1, g0) of a previous window: the warm path of online
+// learning, where the encoder's features carry over and only the readout
+// is re-projected onto the new window.
+func solveReadoutFrom(feats [][]float64, k int, dt, tau float64, intercept bool, g1, g0 float64) ([]float64, error) {
+	wt, err := whitener(featureCovariance(feats, k))
+	if err != nil {
+		return nil, err
 	}
-	span := float64(totalT) * dt
-	if len(feats) > 0 {
-		span /= float64(len(feats))
+	u, _, g0 := refineReadout(feats, k, dt, g1, g0, intercept, wt, tau)
+	if u == nil || !(g0 > 0) {
+		return nil, fmt.Errorf("closed form: warm start did not converge")
 	}
-	// Frequencies from half a cycle per window up to 8 samples a period:
-	// beyond that neither the stencil nor a camera resolves the motion.
-	wLo, wHi := 2*math.Pi/span*0.5, MaxOmega(dt)
-	best := math.Inf(1)
-	var bestU []float64
-	const nw = 10
-	for iw := range nw {
-		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
-		for _, zeta := range []float64{0.05, 0.7, 1.5} {
-			g1, g0 := 2*zeta*omega, omega*omega
-			var u []float64
-			var score float64
-			for range 40 {
-				var err error
-				u, score, err = readoutFor(feats, k, dt, g1, g0, intercept, &L, tau)
-				if err != nil {
-					break
-				}
-				z := latentsOf(feats, k, u)
-				fit, err := FitODE(z, dt, intercept)
-				if err != nil {
-					break
-				}
-				d := math.Abs(fit.Gamma1-g1) + math.Abs(fit.Gamma0-g0)
-				g1, g0 = fit.Gamma1, fit.Gamma0
-				if d < 1e-10*(1+math.Abs(g0)) {
-					break
-				}
-			}
-			if u != nil && score < best && g0 > 0 && math.Sqrt(g0) <= 1.5*wHi {
-				best, bestU = score, u
-			}
+	return u, nil
+}
+
+// whitener returns the k×r matrix V_r Λ_r^{-1/2} of B's eigenvectors whose
+// eigenvalues exceed rankTol of the largest: a rank-revealing whitening.
+// Features that are (numerically) linear combinations of others — a
+// symmetric object lights up mirror-image cosine modes identically — then
+// cost nothing instead of making B singular; every direction that moves
+// stays, so a system with one informative feature keeps it.
+func whitener(B *mat.SymDense) (*mat.Dense, error) {
+	var eig mat.EigenSym
+	if !eig.Factorize(B, true) {
+		return nil, fmt.Errorf("closed form: eigendecomposition of the feature covariance failed")
+	}
+	vals := eig.Values(nil)
+	var V mat.Dense
+	eig.VectorsTo(&V)
+	k := len(vals)
+	top := vals[k-1]
+	if !(top > 0) {
+		return nil, fmt.Errorf("closed form: the features do not vary: %w", ErrDegenerate)
+	}
+	var keep []int
+	for i, v := range vals {
+		if v > rankTol*top {
+			keep = append(keep, i)
 		}
 	}
-	if bestU == nil {
-		return nil, fmt.Errorf("closed form: no start converged")
+	wt := mat.NewDense(k, len(keep), nil)
+	for j, i := range keep {
+		s := 1 / math.Sqrt(vals[i])
+		for a := range k {
+			wt.Set(a, j, V.At(a, i)*s)
+		}
 	}
-	return bestU, nil
+	return wt, nil
 }
+
+// rankTol is the relative eigenvalue below which a direction of the
+// feature covariance counts as absent.
+const rankTol = 1e-9
 
 // readoutFor solves the generalised eigenproblem for fixed γ and returns u
 // scaled so that uᵀBu = τ², with the normalised residual uᵀAu/uᵀBu.
-func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, L *mat.TriDense, tau float64) ([]float64, float64, error) {
+func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, float64, error) {
 	cm, c0, cp := stencilWeights(g1, g0, dt)
 	var rows []float64
 	n := 0
@@ -209,17 +274,14 @@ func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, L 
 	M := mat.NewDense(n, k, rows)
 	var A mat.SymDense
 	A.SymOuterK(1/float64(n), M.T())
-	// C = L⁻¹ A L⁻ᵀ
-	var Linv mat.TriDense
-	if err := Linv.InverseTri(L); err != nil {
-		return nil, 0, err
-	}
+	// C = Wᵀ A W, r×r
+	_, r := wt.Dims()
 	var tmp, C mat.Dense
-	tmp.Mul(&Linv, &A)
-	C.Mul(&tmp, Linv.T())
-	Cs := mat.NewSymDense(k, nil)
-	for a := range k {
-		for b := a; b < k; b++ {
+	tmp.Mul(wt.T(), &A)
+	C.Mul(&tmp, wt)
+	Cs := mat.NewSymDense(r, nil)
+	for a := range r {
+		for b := a; b < r; b++ {
 			Cs.SetSym(a, b, 0.5*(C.At(a, b)+C.At(b, a)))
 		}
 	}
@@ -230,9 +292,9 @@ func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, L 
 	vals := eig.Values(nil)
 	var V mat.Dense
 	eig.VectorsTo(&V)
-	y := mat.NewVecDense(k, mat.Col(nil, 0, &V))
+	y := mat.NewVecDense(r, mat.Col(nil, 0, &V))
 	var u mat.VecDense
-	u.MulVec(Linv.T(), y) // uᵀBu = yᵀy = 1
+	u.MulVec(wt, y) // uᵀBu = yᵀy = 1
 	out := make([]float64, k)
 	for a := range k {
 		out[a] = tau * u.AtVec(a)

@@ -22,6 +22,14 @@ type Options struct {
 	// Warm, when set, is the encoder to start from (online fine-tuning);
 	// it must have been built for the same frame size and preset.
 	Warm Encoder
+	// WarmGamma, with a low-rank Warm encoder and a closed-form preset, is
+	// the previous window's stencil (γ1, γ0): the readout is re-projected
+	// onto this window from there before training (see solveReadoutFrom).
+	WarmGamma *[2]float64
+	// Budget, when positive, caps the wall time of training: the loop stops
+	// after the step that crosses it (at least one step runs), so a slow
+	// board trains less per window instead of falling behind.
+	Budget time.Duration
 }
 
 // Result is an estimate of (γ1, γ0) with what it rests on.
@@ -84,6 +92,10 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		if err := initLowRank(rng, lr, clips, all, bounds, p); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
+	} else if ok && opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor {
+		if err := reprojectLowRank(lr, clips, all, bounds, p, *opt.WarmGamma); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
 	}
 
 	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
@@ -134,6 +146,9 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		steps++
 		if opt.Progress != nil {
 			opt.Progress(step+1, p.Steps, loss)
+		}
+		if opt.Budget > 0 && time.Since(start) > opt.Budget {
+			break
 		}
 	}
 
@@ -230,6 +245,35 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 	var mean float64
 	for i := range len(all) {
 		for a := range k {
+			mean += u[a] * h[i*e.K+a]
+		}
+	}
+	data(e.B)[0] = -mean / float64(len(all))
+	return nil
+}
+
+// reprojectLowRank keeps W (the features) and re-solves the linear
+// readout on this window's frames from the previous window's γ. The
+// hidden layer's output weights restart at zero so that the latent is the
+// readout just solved.
+func reprojectLowRank(e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset, g [2]float64) error {
+	h, err := e.Features(all)
+	if err != nil {
+		return err
+	}
+	feats := make([][]float64, len(clips))
+	for m := range clips {
+		feats[m] = h[bounds[m]*e.K : bounds[m+1]*e.K]
+	}
+	u, err := solveReadoutFrom(feats, e.K, clips[0].Dt, p.Loss.Tau, p.Loss.Intercept, g[0], g[1])
+	if err != nil {
+		return err
+	}
+	copy(data(e.U), u)
+	clear(data(e.V))
+	var mean float64
+	for i := range len(all) {
+		for a := range e.K {
 			mean += u[a] * h[i*e.K+a]
 		}
 	}

@@ -13,4 +13,15 @@ var (
 	ErrEmptySegment = errors.New("no frames in the selected segment")
 	// ErrTooManyFrames reports a segment longer than FileOptions.MaxFrames.
 	ErrTooManyFrames = errors.New("too many frames")
+	// ErrStalled reports a live source that delivered no frame within its
+	// timeout (RTSPOptions.Timeout, V4L2Options.Timeout), or that did not
+	// finish opening within its open timeout: a hung server or camera.
+	ErrStalled = errors.New("stream stalled")
+	// ErrUnavailable reports a live source that cannot be opened: nothing
+	// listens at the address, the server refuses the path, or the device
+	// is missing or busy.
+	ErrUnavailable = errors.New("source unavailable")
+	// ErrNoOpenCV reports an OpenCV-backed feature (video files, RTSP,
+	// V4L2) in a binary built with the nocv build tag.
+	ErrNoOpenCV = errors.New("physd was built without OpenCV (tag nocv)")
 )

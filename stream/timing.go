@@ -286,3 +286,11 @@ func fmtStep(d time.Duration) string {
 
 // fmtSec prints a time in seconds: "0.450 s".
 func fmtSec(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
+
+// Clean reports that nothing about the timing needed a decision: the
+// container declares the rate the timestamps show, the frames are evenly
+// spaced, and every frame decoded with a usable time.
+func (t Timing) Clean() bool {
+	return t.DeclaredFPS > 0 && t.FPS > 0 && !t.Irregular && t.Repaired == 0 && t.Failed == 0 &&
+		math.Abs(t.FPS/t.DeclaredFPS-1) <= declaredTol
+}

@@ -21,14 +21,15 @@ type Crossing struct {
 // Coverage is the outcome of the level-set slope coverage test (Def. 4.1):
 // a level u is covered when the trajectories cross it at least three times
 // with pairwise distinct slopes, distinct meaning further apart than
-// SlopeTol; coverage holds when the covered levels contain an interval of
-// width at least MinWidth.
+// SlopeTol; coverage holds when a run of at least three adjacent covered
+// levels spans an interval U holding at least MinWidth of the samples.
 type Coverage struct {
 	Holds bool `json:"holds"`
 	// Lo, Hi bound the widest interval U of covered levels (NaN if none).
 	Lo float64 `json:"u_lo"`
 	Hi float64 `json:"u_hi"`
-	// Width is (Hi − Lo) as a fraction of the latent's range; MinWidth the threshold.
+	// Width is the fraction of samples whose latent lies in U (equal to
+	// Rho); MinWidth the threshold.
 	Width    float64 `json:"width"`
 	MinWidth float64 `json:"min_width"`
 	// Levels is the number of levels tested, Covered how many were covered.
@@ -49,8 +50,8 @@ type Coverage struct {
 
 // CoverageOptions tune the test.
 type CoverageOptions struct {
-	Levels   int     // levels on the grid across the latent range; default 200
-	MinWidth float64 // minimum width of U as a fraction of the range; default 0.05
+	Levels   int     // levels tested, at quantiles of the pooled latent samples; default 200
+	MinWidth float64 // minimum fraction of samples inside U; default 0.05
 	// Sigmas is how many standard deviations of the slope difference make
 	// two slopes distinct; default 3 (raised with the number of crossings).
 	Sigmas float64
@@ -186,11 +187,11 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 	if !(span > 0) || math.IsInf(span, 0) {
 		return c
 	}
+	levels := quantileLevels(z, opt.Levels)
+	c.Levels = len(levels)
 	disc := slopeDiscretisation(z, dt)
-	step := span / float64(opt.Levels+1)
-	covered := make([]bool, opt.Levels)
-	for i := range opt.Levels {
-		u := lo + float64(i+1)*step
+	covered := make([]bool, len(levels))
+	for i, u := range levels {
 		cr := Crossings(z, dt, u)
 		var worst float64
 		for _, x := range cr {
@@ -223,11 +224,8 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 	if bestLen == 0 {
 		return c
 	}
-	first := bestEnd - bestLen + 1
-	c.Lo = lo + float64(first+1)*step
-	c.Hi = lo + float64(bestEnd+1)*step
-	c.Width = float64(bestLen) * step / span
-	c.Holds = bestLen >= 3 && c.Width >= opt.MinWidth
+	c.Lo = levels[bestEnd-bestLen+1]
+	c.Hi = levels[bestEnd]
 	// ρ, υ⋆ and the clips that reach U.
 	var in, n int
 	var ups float64
@@ -250,7 +248,35 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 	if in > 0 {
 		c.UpsStar = ups / float64(in)
 	}
+	c.Width = c.Rho
+	c.Holds = bestLen >= 3 && c.Width >= opt.MinWidth
 	return c
+}
+
+// quantileLevels returns up to n distinct levels at the pooled samples'
+// quantiles (i+1)/(n+1). Levels follow the data rather than the range:
+// three clips whose initial velocities differ by orders of magnitude share
+// only a sliver of the range, yet that sliver holds a third of the samples,
+// and it is the samples there (the lemma's ρ) that condition the design.
+func quantileLevels(z [][]float64, n int) []float64 {
+	var all []float64
+	for _, zm := range z {
+		all = append(all, zm...)
+	}
+	sort.Float64s(all)
+	out := make([]float64, 0, n)
+	for i := range n {
+		q := float64(i+1) / float64(n+1) * float64(len(all)-1)
+		j := int(q)
+		u := all[j]
+		if j+1 < len(all) {
+			u += (q - float64(j)) * (all[j+1] - all[j])
+		}
+		if len(out) == 0 || u > out[len(out)-1] {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // slopeDiscretisation bounds the error of an interpolated centred-difference

@@ -56,7 +56,7 @@ func TestCoverageAnalytic(t *testing.T) {
 			t.Errorf("%s: %d distinct slopes at best, want %d", c.name, cov.MaxDistinct, c.maxD)
 		}
 		if !c.holds && c.maxD == 0 && cov.MaxDistinct > 2 && cov.Width >= cov.MinWidth {
-			t.Errorf("%s: %d distinct slopes over %.3f of the range", c.name, cov.MaxDistinct, cov.Width)
+			t.Errorf("%s: %d distinct slopes over %.3f of the samples", c.name, cov.MaxDistinct, cov.Width)
 		}
 		if c.holds && (cov.Rho <= 0 || cov.UpsStar <= 0 || !(cov.Hi > cov.Lo)) {
 			t.Errorf("%s: coverage holds but U=[%g,%g], ρ=%g, υ⋆=%g", c.name, cov.Lo, cov.Hi, cov.Rho, cov.UpsStar)

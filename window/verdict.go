@@ -38,6 +38,13 @@ type Thresholds struct {
 	// acceleration's variance). The second difference amplifies pixel noise
 	// by √6/Δt², so a clean fit through a lossy codec already reads 0.2–0.5.
 	MaxRelResidual float64 `json:"max_rel_residual"`
+	// MaxStructured is the largest structured residual accepted: the
+	// relative residual times its lag-one autocorrelation (when positive).
+	// Pixel and codec noise leave a residual that alternates in sign (the
+	// stencil differences white noise: autocorrelation near −2/3), while a
+	// latent the ODE does not describe — a distorted encoder, the wrong
+	// physics — leaves a smooth one. Default 0.1.
+	MaxStructured float64 `json:"max_structured"`
 }
 
 func (t Thresholds) withDefaults() Thresholds {
@@ -50,6 +57,9 @@ func (t Thresholds) withDefaults() Thresholds {
 	if t.MaxRelResidual <= 0 {
 		t.MaxRelResidual = 0.5
 	}
+	if t.MaxStructured <= 0 {
+		t.MaxStructured = 0.1
+	}
 	return t
 }
 
@@ -61,7 +71,9 @@ type Verdict struct {
 	Coverage     Coverage     `json:"coverage"`
 	Conditioning Conditioning `json:"conditioning"`
 	RelResidual  float64      `json:"rel_residual"`
-	Revisit      Revisit      `json:"revisit"`
+	// ResidualLag1 is the residual's lag-one autocorrelation.
+	ResidualLag1 float64 `json:"residual_lag1"`
+	Revisit      Revisit `json:"revisit"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
@@ -83,13 +95,14 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	}
 	v.Conditioning = Condition(r.Latents, r.Dt, centre, v.Coverage)
 	v.RelResidual = r.Stencil.RelResidual()
+	v.ResidualLag1 = lag1(r.Stencil.Resid)
 	v.Revisit = TestRevisit(r.Latents, r.Frames, r.Dt, v.Coverage, 24)
 
 	var reasons []string
 	if !v.Coverage.Holds {
 		reasons = append(reasons, fmt.Sprintf("no level-set slope coverage: at most %d distinct slopes at any level (need 3)", v.Coverage.MaxDistinct))
 		if v.Coverage.MaxDistinct >= 3 {
-			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: covered levels span %.1f%% of the range (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
+			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
 		}
 	}
 	if v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit) {
@@ -100,6 +113,9 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	}
 	if !(v.RelResidual <= th.MaxRelResidual) {
 		reasons = append(reasons, fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual))
+	}
+	if s := v.RelResidual * math.Max(0, v.ResidualLag1); v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured) {
+		reasons = append(reasons, fmt.Sprintf("structured residual: %.3g of the signal with lag-one autocorrelation %.2f (%.3g > %.3g); the ODE does not describe the latent", v.RelResidual, v.ResidualLag1, s, th.MaxStructured))
 	}
 	if !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1) {
 		reasons = append(reasons, fmt.Sprintf("not a restoring system: γ0 = %.4g", r.Gamma0))
@@ -117,4 +133,26 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		v.Reasons = reasons
 	}
 	return v
+}
+
+// lag1 is the lag-one autocorrelation of the residuals, pooled over clips.
+func lag1(res [][]float64) float64 {
+	var num, den float64
+	for _, r := range res {
+		var m float64
+		for _, v := range r {
+			m += v
+		}
+		m /= float64(max(1, len(r)))
+		for i, v := range r {
+			den += (v - m) * (v - m)
+			if i > 0 {
+				num += (v - m) * (r[i-1] - m)
+			}
+		}
+	}
+	if !(den > 0) {
+		return 0
+	}
+	return num / den
 }

@@ -168,7 +168,6 @@ func cells() []cell {
 			c.table, c.label, c.loss = "Loss ablation (pendulum)", fmt.Sprintf("%s, %s", reg, loss), loss
 			c.p0, c.p1 = abl[loss][ri][0], abl[loss][ri][1]
 			c.ident = loss == estimator.VarFloor
-			c.undamped = false
 			cs = append(cs, c)
 		}
 	}
@@ -177,7 +176,6 @@ func cells() []cell {
 			c := ablBase(reg)
 			c.table, c.label, c.tau = "τ sensitivity (pendulum)", fmt.Sprintf("%s, τ=%g", reg, tau), tau
 			c.p0, c.p1 = taus[tau][ri][0], taus[tau][ri][1]
-			c.undamped = false
 			cs = append(cs, c)
 		}
 	}

@@ -111,7 +111,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		if len(frames) < estimator.MinFrames {
 			return 0, fmt.Errorf("estimate: %s: %d frames in the segment, need at least %d", path, len(frames), estimator.MinFrames)
 		}
-		if tm.Assumed != "" {
+		if tm.Assumed != "" && !tm.Clean() {
 			log.Warn("frame timing", "video", path, "assumed", tm.Assumed)
 		}
 		c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: 1 / tm.FPS}
@@ -191,7 +191,7 @@ func printSummary(w io.Writer, r estimateReport) {
 	d := r.Diagnostics
 	cov := "no"
 	if d.Coverage.Holds {
-		cov = fmt.Sprintf("yes, on [%.3g, %.3g] (%.0f%% of the range)", d.Coverage.Lo, d.Coverage.Hi, 100*d.Coverage.Width)
+		cov = fmt.Sprintf("yes, on [%.3g, %.3g] (%.0f%% of the samples)", d.Coverage.Lo, d.Coverage.Hi, 100*d.Coverage.Width)
 	}
 	fmt.Fprintf(w, "coverage  %s; ψ_min %.3f; residual %.3f of the signal\n", cov, d.Conditioning.PsiMin, d.RelResidual)
 	fmt.Fprintf(w, "verdict   %s\n", r.Verdict)

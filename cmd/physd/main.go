@@ -4,6 +4,9 @@
 //
 // Usage:
 //
+//	physd run [flags]                the daemon
+//	physd watch [flags] [CAMERA]     print estimates as they arrive
+//	physd config check FILE          validate a configuration file
 //	physd sim [flags] OUT.mp4...     render synthetic videos with known physics
 //	physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one or more videos
 //	physd version
@@ -57,6 +60,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSim(ctx, args[1:], stdout, stderr)
 	case "estimate":
 		code, err = cmdEstimate(ctx, args[1:], stdout, stderr, log)
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "watch":
+		err = cmdWatch(ctx, args[1:], stdout, stderr)
+	case "config":
+		err = cmdConfig(args[1:], stdout)
 	case "version":
 		fmt.Fprintln(stdout, "physd", version)
 	case "help", "-h", "--help":
@@ -81,6 +90,10 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `physd — physics (γ1, γ0) of z'' + γ1 z' + γ0 z = 0 from video, certified unique
 
 Commands:
+  physd run [--config FILE] [--state-dir DIR] [--for DURATION]
+                                   the daemon: cameras → windows → certified estimates on NATS
+  physd watch [--nats URL] [CAMERA] print estimates and alerts as they arrive
+  physd config check FILE          validate a configuration file
   physd sim [flags] OUT.mp4...     render synthetic videos with known physics (H.264)
   physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one video, or a multi-trajectory fit from several
   physd version                    print the version

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/daemon"
+)
+
+// cmdRun is `physd run`: the daemon. With no --config it runs the built-in
+// default (embedded NATS, one synthetic pendulum camera).
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("physd run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML configuration file (default: the built-in default: embedded NATS and a synthetic pendulum camera)")
+	stateDir := fs.String("state-dir", "", "state directory (overrides $STATE_DIRECTORY and the config's state_dir)")
+	forDur := fs.Duration("for", 0, "stop after this long (0: run until SIGINT/SIGTERM)")
+	quiet := fs.Bool("quiet", false, "do not print certified estimates on stdout")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("run: %w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("run: %w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	load := func() (*config.Config, error) {
+		if *cfgPath == "" {
+			return config.Default(), nil
+		}
+		return config.Load(*cfgPath)
+	}
+	cfg, err := load()
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	dir, err := config.StateDir(cfg, *stateDir)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	log := newLogger(cfg.Log, stderr)
+	if len(cfg.Cameras) == 0 {
+		log.Warn("no cameras configured")
+	}
+	opt := daemon.Options{StateDir: dir, Logger: log, Notifier: daemon.Systemd{}}
+	if !*quiet {
+		printed := false
+		opt.OnEstimate = func(e daemon.Estimate) {
+			if !printed {
+				fmt.Fprintln(stdout, estimateHeader)
+				printed = true
+			}
+			fmt.Fprintln(stdout, estimateRow(&e))
+		}
+	}
+	d, err := daemon.New(cfg, opt)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	if *forDur > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *forDur)
+		defer cancel()
+	}
+	// SIGHUP reloads the configuration; an invalid one is rejected and the
+	// running one stays.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				next, err := load()
+				if err != nil {
+					log.Error("reload rejected; the running configuration stays", "err", err)
+					continue
+				}
+				d.Reload(next)
+			}
+		}
+	}()
+	if iv := daemon.WatchdogInterval(); iv > 0 {
+		go func() {
+			t := time.NewTicker(iv)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					d.Ping()
+				}
+			}
+		}()
+	}
+	err = d.Run(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	return nil
+}
+
+// newLogger is text on a terminal, JSON under systemd (config log.format).
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	o := &slog.HandlerOptions{Level: c.SlogLevel()}
+	if c.EffectiveFormat() == config.FormatJSON {
+		return slog.New(slog.NewJSONHandler(w, o))
+	}
+	return slog.New(slog.NewTextHandler(w, o))
+}
+
+// cmdConfig is `physd config check FILE`.
+func cmdConfig(args []string, stdout io.Writer) error {
+	if len(args) != 2 || args[0] != "check" {
+		return fmt.Errorf("config: %w: physd config check FILE", errUsage)
+	}
+	cfg, err := config.Load(args[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: ok (%d camera(s))\n", args[1], len(cfg.Cameras))
+	return nil
+}

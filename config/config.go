@@ -1,0 +1,458 @@
+package config
+
+import (
+	"log/slog"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/sim"
+)
+
+// Config is the whole of physd's configuration. The zero value is not
+// useful; start from Default or use Parse or Load.
+type Config struct {
+	// StateDir is where physd keeps its state (encoder checkpoints,
+	// baselines). Empty selects the default; see StateDir.
+	StateDir string `yaml:"state_dir"`
+	// Log configures the daemon's log.
+	Log Log `yaml:"log"`
+	// HTTP configures the status and metrics endpoint.
+	HTTP HTTP `yaml:"http"`
+	// NATS configures where estimates are published.
+	NATS NATS `yaml:"nats"`
+	// Windows are the sliding analysis windows, for every camera unless a
+	// camera overrides them.
+	Windows Windows `yaml:"windows"`
+	// Events configures multi-trajectory mode (cameras with mode events).
+	Events Events `yaml:"events"`
+	// Estimator configures the per-window fit.
+	Estimator Estimator `yaml:"estimator"`
+	// Certify holds the certification thresholds.
+	Certify Certify `yaml:"certify"`
+	// Alerts configures drift alerts against a baseline.
+	Alerts Alerts `yaml:"alerts"`
+	// Cameras are the watched objects. Default has one, a synthetic
+	// underdamped pendulum; an explicit empty list means no cameras.
+	Cameras []Camera `yaml:"cameras"`
+}
+
+// Log levels accepted in Log.Level.
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
+)
+
+// Log formats accepted in Log.Format.
+const (
+	FormatAuto = "auto"
+	FormatText = "text"
+	FormatJSON = "json"
+)
+
+// Log configures the daemon's log.
+type Log struct {
+	// Level is the least severe level logged: debug, info, warn or error.
+	Level string `yaml:"level"`
+	// Format is text, json, or auto (json under systemd, that is when
+	// $JOURNAL_STREAM is set, else text).
+	Format string `yaml:"format"`
+}
+
+// SlogLevel returns Level as a slog.Level (slog.LevelInfo for an unknown
+// level, which Parse never returns).
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case LevelDebug:
+		return slog.LevelDebug
+	case LevelWarn:
+		return slog.LevelWarn
+	case LevelError:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// EffectiveFormat resolves FormatAuto: FormatJSON when $JOURNAL_STREAM is
+// set (the process runs under systemd with its output in the journal),
+// FormatText otherwise. Other formats are returned unchanged.
+func (l Log) EffectiveFormat() string {
+	if l.Format != FormatAuto && l.Format != "" {
+		return l.Format
+	}
+	if os.Getenv("JOURNAL_STREAM") != "" {
+		return FormatJSON
+	}
+	return FormatText
+}
+
+// HTTP configures the status endpoint.
+type HTTP struct {
+	// Listen is the host:port the endpoint listens on; empty disables it.
+	Listen string `yaml:"listen"`
+	// Token, when set, is the bearer token clients must present.
+	Token Secret `yaml:"token"`
+}
+
+// NATS configures the NATS connection.
+type NATS struct {
+	// URLs are the servers to connect to (nats://, tls://, ws:// or wss://
+	// URLs, or host:port). Empty starts an embedded nats-server instead.
+	URLs []string `yaml:"urls"`
+	// Embedded configures the embedded server used when URLs is empty.
+	Embedded Embedded `yaml:"embedded"`
+	// TLS configures TLS to the servers in URLs.
+	TLS TLS `yaml:"tls"`
+	// CredentialsFile is the path of a .creds file (user JWT and nkey seed).
+	CredentialsFile string `yaml:"credentials_file"`
+	// NKeySeed is an nkey seed for nkey authentication.
+	NKeySeed Secret `yaml:"nkey_seed"`
+	// Token is a token for token authentication. At most one of
+	// CredentialsFile, NKeySeed and Token may be set.
+	Token Secret `yaml:"token"`
+	// SubjectPrefix starts every subject physd publishes on: one or more
+	// dot-separated tokens without wildcards or white space.
+	SubjectPrefix string `yaml:"subject_prefix"`
+	// JetStream configures the stream that keeps estimates.
+	JetStream JetStream `yaml:"jetstream"`
+	// Heartbeat is the period of the status heartbeat.
+	Heartbeat time.Duration `yaml:"heartbeat"`
+	// ReconnectWait is the pause between reconnection attempts.
+	ReconnectWait time.Duration `yaml:"reconnect_wait"`
+}
+
+// Embedded configures the embedded nats-server.
+type Embedded struct {
+	// Listen is the host:port the embedded server listens on.
+	Listen string `yaml:"listen"`
+	// JetStream enables JetStream in the embedded server.
+	JetStream bool `yaml:"jetstream"`
+}
+
+// TLS holds the file names for TLS to NATS. All empty means the system's
+// roots and no client certificate.
+type TLS struct {
+	// CAFile is a PEM bundle of the certificate authorities to trust.
+	CAFile string `yaml:"ca_file"`
+	// CertFile and KeyFile are the client certificate and its key (both or
+	// neither).
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// JetStream configures the stream that keeps the published estimates.
+type JetStream struct {
+	// Enabled makes physd create (or update) the stream.
+	Enabled bool `yaml:"enabled"`
+	// Stream is the stream's name.
+	Stream string `yaml:"stream"`
+	// MaxAge is how long estimates are kept; 0 keeps them forever.
+	MaxAge time.Duration `yaml:"max_age"`
+}
+
+// Windows are the sliding analysis windows.
+type Windows struct {
+	// Length is the span of one window (at least 0.4 s).
+	Length time.Duration `yaml:"length"`
+	// Hop is the step between window starts (0 < Hop ≤ Length).
+	Hop time.Duration `yaml:"hop"`
+	// MaxGap: a frame step longer than MaxGap × the nominal step is a gap,
+	// and no window spans a gap. Must be > 1.
+	MaxGap float64 `yaml:"max_gap"`
+}
+
+// Events configures multi-trajectory mode: the camera's video is cut into
+// events (motion between quiet spells), and the last Keep events are fitted
+// together once there are at least MinEvents.
+type Events struct {
+	// MinEvents is the number of events needed before a fit.
+	MinEvents int `yaml:"min_events"`
+	// Keep is the number of most recent events fitted together.
+	Keep int `yaml:"keep"`
+	// MotionThreshold is the mean absolute frame difference (fraction of
+	// full scale) above which a frame counts as moving.
+	MotionThreshold float64 `yaml:"motion_threshold"`
+	// Quiet is how long the scene must stay still to end an event.
+	Quiet time.Duration `yaml:"quiet"`
+	// MaxLength cuts events longer than this.
+	MaxLength time.Duration `yaml:"max_length"`
+}
+
+// Estimator configures the per-window fit.
+type Estimator struct {
+	// Preset is the training recipe, one of estimator.PresetNames().
+	Preset string `yaml:"preset"`
+	// StepsPerWindow is the number of Adam steps per window, warm-started
+	// from the previous window.
+	StepsPerWindow int `yaml:"steps_per_window"`
+	// MaxWindowTime caps the compute per window; over budget, windows are
+	// skipped or coarsened.
+	MaxWindowTime time.Duration `yaml:"max_window_time"`
+	// Replay is the number of recent windows replayed in each step.
+	Replay int `yaml:"replay"`
+	// Tau is the variance floor τ of the loss.
+	Tau float64 `yaml:"tau"`
+	// Lambda is the weight λ of the variance floor.
+	Lambda float64 `yaml:"lambda"`
+	// LREncoder is the encoder's Adam learning rate.
+	LREncoder float64 `yaml:"lr_encoder"`
+	// Seed seeds the encoder's random initialisation.
+	Seed int64 `yaml:"seed"`
+	// CheckpointEvery is the period of encoder checkpoints to the state
+	// directory; 0 disables them.
+	CheckpointEvery time.Duration `yaml:"checkpoint_every"`
+}
+
+// Certify holds the certification thresholds (see window.Thresholds).
+type Certify struct {
+	// MinPsi is the least scale-normalised ψ_min accepted, in (0, 1].
+	MinPsi float64 `yaml:"min_psi"`
+	// MaxRelResidual is the largest RMS residual relative to RMS z''.
+	MaxRelResidual float64 `yaml:"max_rel_residual"`
+	// MaxRevisit is the largest revisit score accepted.
+	MaxRevisit float64 `yaml:"max_revisit"`
+	// MinWidth is the least covered fraction of the latent's range, in
+	// (0, 1].
+	MinWidth float64 `yaml:"min_width"`
+}
+
+// Alerts configures drift alerts: the first BaselineWindows certified
+// windows set a baseline of f_n and ζ, and an alert fires after Consecutive
+// certified windows in a row drift from it by more than FnDrift (relative
+// change of f_n) or ZetaDrift (relative change of ζ).
+type Alerts struct {
+	// BaselineWindows is the number of certified windows averaged into the
+	// baseline.
+	BaselineWindows int `yaml:"baseline_windows"`
+	// FnDrift is the relative drift of f_n that counts as drifting.
+	FnDrift float64 `yaml:"fn_drift"`
+	// ZetaDrift is the relative drift of ζ that counts as drifting.
+	ZetaDrift float64 `yaml:"zeta_drift"`
+	// Consecutive is the number of drifting certified windows in a row
+	// that raise an alert.
+	Consecutive int `yaml:"consecutive"`
+}
+
+// Mode is how a camera's video is analysed.
+type Mode string
+
+// The analysis modes.
+const (
+	// ModeSingle fits each sliding window on its own (one trajectory).
+	ModeSingle Mode = "single"
+	// ModeEvents fits several recent events together (multi-trajectory
+	// mode, for non-oscillatory systems); see Events.
+	ModeEvents Mode = "events"
+)
+
+// Camera is one watched object.
+type Camera struct {
+	// Name identifies the camera in subjects, logs and the state directory:
+	// 1 to 64 of A-Z a-z 0-9 _ -, unique.
+	Name string `yaml:"name"`
+	// Source is where the frames come from.
+	Source Source `yaml:"source"`
+	// ROI is the crop in source pixels; zero means the whole frame.
+	ROI ROI `yaml:"roi"`
+	// Size is the side frames are resized to; 0 uses the preset's size.
+	Size int `yaml:"size"`
+	// FPS overrides the source's frame rate; 0 trusts the source.
+	FPS float64 `yaml:"fps"`
+	// Binarize thresholds frames (Otsu) before encoding.
+	Binarize bool `yaml:"binarize"`
+	// Mode is single or events.
+	Mode Mode `yaml:"mode"`
+	// Window overrides the global Windows for this camera.
+	Window WindowOverride `yaml:"window"`
+}
+
+// ROI is a rectangle in source pixels; the zero value is the whole frame.
+type ROI struct {
+	X int `yaml:"x"`
+	Y int `yaml:"y"`
+	W int `yaml:"w"`
+	H int `yaml:"h"`
+}
+
+// IsZero reports whether r is the zero value (the whole frame).
+func (r ROI) IsZero() bool { return r == ROI{} }
+
+// WindowOverride overrides the global window settings for one camera. A
+// zero field keeps the global value.
+type WindowOverride struct {
+	// Length replaces Windows.Length unless 0.
+	Length time.Duration `yaml:"length"`
+	// Hop replaces Windows.Hop unless 0.
+	Hop time.Duration `yaml:"hop"`
+}
+
+// EffectiveWindow returns the windows this camera uses: the global ones
+// with the camera's non-zero overrides applied.
+func (c Camera) EffectiveWindow(global Windows) Windows {
+	w := global
+	if c.Window.Length > 0 {
+		w.Length = c.Window.Length
+	}
+	if c.Window.Hop > 0 {
+		w.Hop = c.Window.Hop
+	}
+	return w
+}
+
+// SourceKind names a kind of frame source.
+type SourceKind string
+
+// The source kinds. Adding one means a constant here, an entry in
+// sourceKinds (validate.go) and a section in physd.example.yaml.
+const (
+	// KindSynthetic renders one of the paper's synthetic systems live.
+	KindSynthetic SourceKind = "synthetic"
+	// KindRTSP reads an RTSP camera.
+	KindRTSP SourceKind = "rtsp"
+	// KindV4L2 reads a local video device.
+	KindV4L2 SourceKind = "v4l2"
+	// KindFile reads a video file.
+	KindFile SourceKind = "file"
+)
+
+// SourceKinds lists the known source kinds.
+func SourceKinds() []SourceKind {
+	specs := sourceKinds()
+	kinds := make([]SourceKind, len(specs))
+	for i, s := range specs {
+		kinds[i] = s.kind
+	}
+	return kinds
+}
+
+// RTSP transports accepted in Source.Transport.
+const (
+	TransportTCP = "tcp"
+	TransportUDP = "udp"
+)
+
+// Source is where a camera's frames come from. Kind selects which of the
+// other fields apply.
+type Source struct {
+	// Kind is synthetic, rtsp, v4l2 or file.
+	Kind SourceKind `yaml:"kind"`
+	// URL is the rtsp:// or rtsps:// URL (rtsp); a Secret because it may
+	// hold credentials.
+	URL Secret `yaml:"url"`
+	// Transport is tcp or udp (rtsp).
+	Transport string `yaml:"transport"`
+	// Timeout bounds opening the source and reading one frame.
+	Timeout time.Duration `yaml:"timeout"`
+	// Device is a V4L2 device index ("0") or path ("/dev/video0") (v4l2).
+	Device string `yaml:"device"`
+	// Path is the video file (file).
+	Path string `yaml:"path"`
+	// Realtime replays the file at its recorded rate; false reads it as
+	// fast as possible (file).
+	Realtime bool `yaml:"realtime"`
+	// Loop starts the file again at its end (file).
+	Loop bool `yaml:"loop"`
+	// Synthetic configures the rendered scene (synthetic).
+	Synthetic Synthetic `yaml:"synthetic"`
+}
+
+// Synthetic configures a live synthetic source: one of the paper's systems
+// released from (Z0, V0) and rendered frame by frame.
+type Synthetic struct {
+	// System is pendulum, intensity or scale.
+	System sim.System `yaml:"system"`
+	// Regime is underdamped, undamped, critical or overdamped (the paper's
+	// ground-truth coefficients).
+	Regime sim.Regime `yaml:"regime"`
+	// Z0 is the initial state (degrees for the pendulum).
+	Z0 float64 `yaml:"z0"`
+	// V0 are initial velocities; each release uses the next one in turn.
+	V0 []float64 `yaml:"v0"`
+	// EventEvery is the period of releases from (Z0, V0); 0 releases once.
+	EventEvery time.Duration `yaml:"event_every"`
+	// FPS is the frame rate; 0 uses the system's default.
+	FPS float64 `yaml:"fps"`
+	// Size is the side of the square frames in pixels.
+	Size int `yaml:"size"`
+	// Seed drives the scene's random choices.
+	Seed int64 `yaml:"seed"`
+	// Realtime paces frames at the frame rate; false renders as fast as
+	// possible.
+	Realtime bool `yaml:"realtime"`
+}
+
+// Default returns the configuration physd runs without a config file: every
+// option at its default and one camera, DefaultCamera named "pendulum" (a
+// synthetic underdamped pendulum, so that a fresh install prints estimates).
+// Each call returns a new value.
+func Default() *Config {
+	cam := DefaultCamera()
+	cam.Name = "pendulum"
+	return &Config{
+		StateDir: "",
+		Log:      Log{Level: LevelInfo, Format: FormatAuto},
+		HTTP:     HTTP{Listen: "127.0.0.1:8090"},
+		NATS: NATS{
+			URLs:          []string{},
+			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true},
+			SubjectPrefix: "physd",
+			JetStream:     JetStream{Enabled: true, Stream: "PHYSD_ESTIMATES", MaxAge: 720 * time.Hour},
+			Heartbeat:     10 * time.Second,
+			ReconnectWait: 2 * time.Second,
+		},
+		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5},
+		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 0.002,
+			Quiet: time.Second, MaxLength: 10 * time.Second},
+		Estimator: Estimator{
+			Preset:          estimator.DefaultPreset,
+			StepsPerWindow:  30,
+			MaxWindowTime:   2 * time.Second,
+			Replay:          2,
+			Tau:             1,
+			Lambda:          1,
+			LREncoder:       1e-5,
+			Seed:            1,
+			CheckpointEvery: time.Minute,
+		},
+		Certify: Certify{MinPsi: 0.1, MaxRelResidual: 0.5, MaxRevisit: 2, MinWidth: 0.05},
+		Alerts:  Alerts{BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3},
+		Cameras: []Camera{cam},
+	}
+}
+
+// DefaultCamera returns the defaults every camera entry of a config file
+// starts from: a synthetic underdamped pendulum released from 50° at rest
+// every minute, whole frame, single mode, global windows. Its Name is empty.
+func DefaultCamera() Camera {
+	return Camera{
+		Source: Source{
+			Kind:      KindSynthetic,
+			Transport: TransportTCP,
+			Timeout:   5 * time.Second,
+			Realtime:  true,
+			Synthetic: Synthetic{
+				System:     sim.SystemPendulum,
+				Regime:     sim.RegimeUnderdamped,
+				Z0:         50,
+				V0:         []float64{0},
+				EventEvery: time.Minute,
+				Size:       sim.DefaultSize,
+				Seed:       1,
+				Realtime:   true,
+			},
+		},
+		Mode: ModeSingle,
+	}
+}
+
+// Camera returns the camera with the given name, or false.
+func (c *Config) Camera(name string) (Camera, bool) {
+	i := slices.IndexFunc(c.Cameras, func(cam Camera) bool { return cam.Name == name })
+	if i < 0 {
+		return Camera{}, false
+	}
+	return c.Cameras[i], true
+}

@@ -1,0 +1,273 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeConfig writes text to physd.yaml in a new temporary directory and
+// returns its path.
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "physd.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// loadText writes text to a file, loads it, and returns the config and the
+// error messages with the file's path replaced by "physd.yaml".
+func loadText(t *testing.T, text string) (*Config, []string) {
+	t.Helper()
+	path := writeConfig(t, text)
+	cfg, err := Load(path)
+	if err == nil {
+		if cfg == nil {
+			t.Fatal("Load returned neither a config nor an error")
+		}
+		return cfg, nil
+	}
+	if cfg != nil {
+		t.Errorf("Load returned a config and an error")
+	}
+	var msgs []string
+	for _, e := range unjoin(err) {
+		var ce *Error
+		if !errors.As(e, &ce) {
+			t.Errorf("error %q is not an *Error", e)
+		}
+		msgs = append(msgs, strings.ReplaceAll(e.Error(), path, "physd.yaml"))
+	}
+	return nil, msgs
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func TestDefaultIsValid(t *testing.T) {
+	errs := &errorList{source: "default"}
+	validate(Default(), map[string]pos{}, errs)
+	for _, e := range errs.errs {
+		t.Error(e)
+	}
+}
+
+func TestDefaultHasOnePendulum(t *testing.T) {
+	cfg := Default()
+	if len(cfg.Cameras) != 1 {
+		t.Fatalf("Default has %d cameras, want 1", len(cfg.Cameras))
+	}
+	c := cfg.Cameras[0]
+	if c.Name != "pendulum" || c.Source.Kind != KindSynthetic || c.Source.Synthetic.System != "pendulum" ||
+		c.Source.Synthetic.Regime != "underdamped" {
+		t.Errorf("default camera = %+v", c)
+	}
+	// Each call is independent.
+	cfg.Cameras[0].Source.Synthetic.V0[0] = 99
+	if Default().Cameras[0].Source.Synthetic.V0[0] != 0 {
+		t.Error("Default shares state between calls")
+	}
+}
+
+func TestEmptyInputsGiveDefault(t *testing.T) {
+	for _, text := range []string{"", "\n", "# only a comment\n", "---\n", "~\n", "null\n", "---\n# c\n...\n"} {
+		cfg, errs := loadText(t, text)
+		if errs != nil {
+			t.Errorf("%q: %v", text, errs)
+			continue
+		}
+		if !reflect.DeepEqual(cfg, Default()) {
+			t.Errorf("%q: got %+v, want Default()", text, cfg)
+		}
+	}
+	cfg, err := Load("")
+	if err != nil || !reflect.DeepEqual(cfg, Default()) {
+		t.Errorf("Load(\"\") = %+v, %v; want Default()", cfg, err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Load of a missing file: %v, want fs.ErrNotExist", err)
+	}
+}
+
+func TestExplicitNoCameras(t *testing.T) {
+	for _, text := range []string{"cameras: []\n", "cameras:\n"} {
+		cfg, errs := loadText(t, text)
+		if errs != nil {
+			t.Fatalf("%q: %v", text, errs)
+		}
+		if len(cfg.Cameras) != 0 {
+			t.Errorf("%q: %d cameras, want 0", text, len(cfg.Cameras))
+		}
+	}
+	cfg, errs := loadText(t, "log: {level: debug}\n")
+	if errs != nil || len(cfg.Cameras) != 1 {
+		t.Errorf("a file without cameras: %v, %d cameras; want the default camera", errs, len(cfg.Cameras))
+	}
+}
+
+func TestOverlayAndValues(t *testing.T) {
+	text := `
+state_dir: /var/lib/physd
+log: {level: debug}
+nats:
+  urls: [nats://a:4222, "b:4222"]
+  heartbeat: 2.5
+windows:
+  length: 10s
+  hop: 500ms
+estimator:
+  lr_encoder: 1e-4
+  tau: 2
+cameras:
+  - name: cam-1
+    source:
+      kind: rtsp
+      url: rtsps://u:p@host/stream
+      timeout: 0.25
+    roi: {x: 1, y: 2, w: 30, h: 40}
+    mode: events
+    window: {hop: 250ms}
+  - name: lab_0
+    source: {kind: v4l2, device: 0}
+`
+	cfg, errs := loadText(t, text)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	want := Default()
+	want.StateDir = "/var/lib/physd"
+	want.Log.Level = "debug"
+	want.NATS.URLs = []string{"nats://a:4222", "b:4222"}
+	want.NATS.Heartbeat = 2500 * time.Millisecond
+	want.Windows.Length = 10 * time.Second
+	want.Windows.Hop = 500 * time.Millisecond
+	want.Estimator.LREncoder = 1e-4
+	want.Estimator.Tau = 2
+	c1 := DefaultCamera()
+	c1.Name = "cam-1"
+	c1.Source.Kind = KindRTSP
+	c1.Source.URL = NewSecret("rtsps://u:p@host/stream")
+	c1.Source.Timeout = 250 * time.Millisecond
+	c1.ROI = ROI{1, 2, 30, 40}
+	c1.Mode = ModeEvents
+	c1.Window.Hop = 250 * time.Millisecond
+	c2 := DefaultCamera()
+	c2.Name = "lab_0"
+	c2.Source.Kind = KindV4L2
+	c2.Source.Device = "0"
+	want.Cameras = []Camera{c1, c2}
+	if !reflect.DeepEqual(cfg, want) {
+		t.Errorf("got  %+v\nwant %+v", cfg, want)
+	}
+	if got := cfg.Cameras[0].EffectiveWindow(cfg.Windows); got != (Windows{10 * time.Second, 250 * time.Millisecond, 1.5}) {
+		t.Errorf("EffectiveWindow = %+v", got)
+	}
+	if got := cfg.Cameras[1].EffectiveWindow(cfg.Windows); got != cfg.Windows {
+		t.Errorf("EffectiveWindow without override = %+v, want the global %+v", got, cfg.Windows)
+	}
+}
+
+func TestAnchorsAndMerge(t *testing.T) {
+	text := `
+x-rtsp: &rtsp
+  kind: rtsp
+  transport: udp
+  url: rtsp://host/a
+cameras:
+  - name: a
+    source:
+      <<: *rtsp
+  - name: b
+    source:
+      <<: *rtsp
+      url: rtsp://host/b
+      transport: tcp
+`
+	cfg, errs := loadText(t, text)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	a, b := cfg.Cameras[0].Source, cfg.Cameras[1].Source
+	if a.Kind != KindRTSP || a.Transport != "udp" || a.URL.Value() != "rtsp://host/a" {
+		t.Errorf("a: %+v", a)
+	}
+	if b.Kind != KindRTSP || b.Transport != "tcp" || b.URL.Value() != "rtsp://host/b" {
+		t.Errorf("b: %+v", b)
+	}
+}
+
+func TestLogHelpers(t *testing.T) {
+	t.Setenv("JOURNAL_STREAM", "8:1234")
+	if got := (Log{Format: FormatAuto}).EffectiveFormat(); got != FormatJSON {
+		t.Errorf("auto under systemd = %q, want json", got)
+	}
+	if got := (Log{Format: FormatText}).EffectiveFormat(); got != FormatText {
+		t.Errorf("text = %q", got)
+	}
+	t.Setenv("JOURNAL_STREAM", "")
+	if got := (Log{Format: FormatAuto}).EffectiveFormat(); got != FormatText {
+		t.Errorf("auto without systemd = %q, want text", got)
+	}
+	if (Log{Level: "warn"}).SlogLevel().String() != "WARN" {
+		t.Error("SlogLevel(warn)")
+	}
+}
+
+func TestValidCameraName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"pendulum": true, "a": true, "A-b_9": true, strings.Repeat("x", 64): true,
+		"": false, strings.Repeat("x", 65): false, "a.b": false, "a b": false, "a*": false, "a>": false, "é": false,
+	} {
+		if got := ValidCameraName(name); got != want {
+			t.Errorf("ValidCameraName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{Source: "f.yaml", Line: 3, Col: 7, Path: "a.b", Msg: "bad"}, "f.yaml:3:7: a.b: bad"},
+		{Error{Source: "f.yaml", Path: "a.b", Msg: "bad"}, "f.yaml: a.b: bad"},
+		{Error{Source: "f.yaml", Line: 2, Col: 1, Msg: "bad"}, "f.yaml:2:1: bad"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestSourceKinds(t *testing.T) {
+	got := SourceKinds()
+	want := []SourceKind{KindSynthetic, KindRTSP, KindV4L2, KindFile}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("SourceKinds() = %v, want %v", got, want)
+	}
+	// Every key a kind claims exists in Source.
+	keys := fieldsOf(reflect.TypeFor[Source]())
+	for _, k := range sourceKinds() {
+		for _, f := range k.fields {
+			if _, ok := keys[f]; !ok {
+				t.Errorf("kind %s uses unknown source key %q", k.kind, f)
+			}
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package config
+
+import (
+	"reflect"
+	"slices"
+)
+
+// Effective is everything that decides how one camera is processed: the
+// camera's own settings and the global sections that apply to it, with the
+// camera's overrides applied. Two cameras with equal Effective settings are
+// processed identically.
+type Effective struct {
+	// Camera is the camera's entry with its window overrides resolved:
+	// Camera.Window holds the effective length and hop.
+	Camera Camera
+	// Window is Camera.EffectiveWindow(Config.Windows).
+	Window Windows
+	// Events is Config.Events for a camera in events mode, the zero value
+	// otherwise (single-mode cameras do not use it).
+	Events Events
+	// Estimator, Certify and Alerts are the global sections.
+	Estimator Estimator
+	Certify   Certify
+	Alerts    Alerts
+}
+
+// Effective returns the effective settings of cam under c.
+func (c *Config) Effective(cam Camera) Effective {
+	e := Effective{
+		Camera:    cam,
+		Window:    cam.EffectiveWindow(c.Windows),
+		Estimator: c.Estimator,
+		Certify:   c.Certify,
+		Alerts:    c.Alerts,
+	}
+	e.Camera.Window = WindowOverride{Length: e.Window.Length, Hop: e.Window.Hop}
+	if cam.Mode == ModeEvents {
+		e.Events = c.Events
+	}
+	return e
+}
+
+// perCameraSections are the top-level keys whose settings reach the cameras
+// through Effective; a change to them shows in Diff, not in GlobalChanged.
+func perCameraSections() []string {
+	return []string{"cameras", "windows", "events", "estimator", "certify", "alerts"}
+}
+
+// Diff compares the cameras of two configurations by name, for a reload:
+// added are in new only, removed in old only, and changed are in both with
+// different effective settings (see Effective; a change of the global
+// windows, events, estimator, certify or alerts sections changes every
+// camera it applies to, and a secret counts as changed when its resolved
+// value does). Cameras in none of the lists can keep running undisturbed.
+// added and changed follow new's order, removed follows old's. A nil
+// Config has no cameras.
+func Diff(old, new *Config) (added, removed, changed []string) {
+	oldCams := map[string]Effective{}
+	if old != nil {
+		for _, cam := range old.Cameras {
+			oldCams[cam.Name] = old.Effective(cam)
+		}
+	}
+	newNames := map[string]bool{}
+	if new != nil {
+		for _, cam := range new.Cameras {
+			newNames[cam.Name] = true
+			prev, ok := oldCams[cam.Name]
+			switch {
+			case !ok:
+				added = append(added, cam.Name)
+			case !equalValues(reflect.ValueOf(prev), reflect.ValueOf(new.Effective(cam))):
+				changed = append(changed, cam.Name)
+			}
+		}
+	}
+	if old != nil {
+		for _, cam := range old.Cameras {
+			if !newNames[cam.Name] {
+				removed = append(removed, cam.Name)
+			}
+		}
+	}
+	return added, removed, changed
+}
+
+// GlobalChanged returns the top-level keys (in file order: "state_dir",
+// "log", "http", "nats", and any section added later) of the sections that
+// differ between old and new and are not applied per camera, so that a
+// reload cannot apply them and the daemon needs a restart. Sections that
+// are applied per camera (windows, events, estimator, certify, alerts)
+// appear in Diff instead. A nil Config compares as Default().
+func GlobalChanged(old, new *Config) []string {
+	if old == nil {
+		old = Default()
+	}
+	if new == nil {
+		new = Default()
+	}
+	var names []string
+	a, b := reflect.ValueOf(old).Elem(), reflect.ValueOf(new).Elem()
+	t := a.Type()
+	for i := range t.NumField() {
+		key := yamlKey(t.Field(i))
+		if slices.Contains(perCameraSections(), key) {
+			continue
+		}
+		if !equalValues(a.Field(i), b.Field(i)) {
+			names = append(names, key)
+		}
+	}
+	return names
+}
+
+// equalValues is a deep equality on the types of this package that treats
+// a nil slice and an empty one as equal and compares unexported fields
+// (those of Secret) too.
+func equalValues(a, b reflect.Value) bool {
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equalValues(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for i := range a.Len() {
+			if !equalValues(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.String:
+		return a.String() == b.String()
+	case reflect.Bool:
+		return a.Bool() == b.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return a.Int() == b.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return a.Uint() == b.Uint()
+	case reflect.Float32, reflect.Float64:
+		return a.Float() == b.Float()
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return equalValues(a.Elem(), b.Elem())
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return false
+		}
+		for _, k := range a.MapKeys() {
+			bv := b.MapIndex(k)
+			if !bv.IsValid() || !equalValues(a.MapIndex(k), bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,499 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/sim"
+)
+
+// Limits checked by Parse.
+const (
+	// MinWindowLength is the shortest analysis window accepted.
+	MinWindowLength = 400 * time.Millisecond
+	// MaxCameraNameLen is the longest camera name accepted.
+	MaxCameraNameLen = 64
+	// MinFrameSize and MaxFrameSize bound Camera.Size when it is not 0
+	// (the estimator's limits).
+	MinFrameSize, MaxFrameSize = 4, 1024
+)
+
+// ValidCameraName reports whether name matches ^[A-Za-z0-9_-]{1,64}$, the
+// form camera names must have (they become NATS subject tokens).
+func ValidCameraName(name string) bool {
+	if len(name) == 0 || len(name) > MaxCameraNameLen {
+		return false
+	}
+	for _, c := range []byte(name) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// kindSpec describes one source kind: the Source keys it uses besides kind
+// and timeout, and the checks of those keys.
+type kindSpec struct {
+	kind   SourceKind
+	fields []string
+	check  func(v *validator, path string, s Source)
+}
+
+// sourceKinds is the table of source kinds. A new kind (webrtc, whip) adds a
+// row here, a constant in config.go and its fields in Source.
+func sourceKinds() []kindSpec {
+	return []kindSpec{
+		{KindSynthetic, []string{"synthetic"}, checkSynthetic},
+		{KindRTSP, []string{"url", "transport"}, checkRTSP},
+		{KindV4L2, []string{"device"}, checkV4L2},
+		{KindFile, []string{"path", "realtime", "loop"}, checkFile},
+	}
+}
+
+// validator runs the semantic checks after decoding.
+type validator struct {
+	errs *errorList
+	pos  map[string]pos
+}
+
+// at returns the position of path's node, or of its nearest ancestor that
+// the file contains, or the zero pos.
+func (v *validator) at(path string) pos {
+	for {
+		if p, ok := v.pos[path]; ok {
+			return p
+		}
+		if path == "" {
+			return pos{}
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// inFile reports whether the file sets path explicitly.
+func (v *validator) inFile(path string) bool {
+	_, ok := v.pos[path]
+	return ok
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	v.wrapf(path, nil, format, args...)
+}
+
+func (v *validator) wrapf(path string, err error, format string, args ...any) {
+	if v.errs.isBad(path) {
+		return // already reported as a decoding error
+	}
+	v.errs.add(v.at(path), path, err, format, args...)
+}
+
+func (v *validator) positive(path string, d time.Duration) {
+	if d <= 0 {
+		v.errorf(path, "is %v, want > 0", d)
+	}
+}
+
+func (v *validator) nonNegative(path string, d time.Duration) {
+	if d < 0 {
+		v.errorf(path, "is %v, want ≥ 0", d)
+	}
+}
+
+func (v *validator) oneOf(path, got string, allowed ...string) {
+	if !slices.Contains(allowed, got) {
+		v.errorf(path, "is %q, want %s", got, orList(allowed))
+	}
+}
+
+// orList formats ["a" "b" "c"] as `"a", "b" or "c"`.
+func orList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = strconv.Quote(s)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// validate checks the decoded configuration; pos holds the positions of
+// the values the file sets.
+func validate(c *Config, pos map[string]pos, errs *errorList) {
+	v := &validator{errs: errs, pos: pos}
+	v.oneOf("log.level", c.Log.Level, LevelDebug, LevelInfo, LevelWarn, LevelError)
+	v.oneOf("log.format", c.Log.Format, FormatAuto, FormatText, FormatJSON)
+	if c.HTTP.Listen != "" {
+		v.hostPort("http.listen", c.HTTP.Listen)
+	}
+	v.nats(c.NATS)
+	v.windows(c.Windows)
+	v.events(c.Events)
+	v.estimator(c.Estimator)
+	v.certify(c.Certify)
+	v.alerts(c.Alerts)
+	first := map[string]int{}
+	for i, cam := range c.Cameras {
+		p := fmt.Sprintf("cameras[%d]", i)
+		v.camera(p, cam, c.Windows)
+		if !ValidCameraName(cam.Name) {
+			continue
+		}
+		if j, dup := first[cam.Name]; dup {
+			line := v.at(fmt.Sprintf("cameras[%d].name", j)).line
+			v.errorf(p+".name", "duplicate camera name %q (cameras[%d], line %d)", cam.Name, j, line)
+			continue
+		}
+		first[cam.Name] = i
+	}
+}
+
+// hostPort checks a listen address host:port.
+func (v *validator) hostPort(path, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.wrapf(path, err, "is %q, want host:port (%v)", addr, err)
+		return
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+		v.errorf(path, "is %q, want a port number 0…65535", addr)
+	}
+}
+
+func (v *validator) nats(n NATS) {
+	for i, u := range n.URLs {
+		v.natsURL(fmt.Sprintf("nats.urls[%d]", i), u)
+	}
+	v.hostPort("nats.embedded.listen", n.Embedded.Listen)
+	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
+		p := "nats.tls.cert_file"
+		if n.TLS.CertFile != "" {
+			p = "nats.tls.key_file"
+		}
+		v.errorf(p, "cert_file and key_file must be set together")
+	}
+	var auth []string
+	if n.CredentialsFile != "" {
+		auth = append(auth, "credentials_file")
+	}
+	if n.NKeySeed.IsSet() {
+		auth = append(auth, "nkey_seed")
+	}
+	if n.Token.IsSet() {
+		auth = append(auth, "token")
+	}
+	if len(auth) > 1 {
+		v.errorf("nats."+auth[1], "set only one of credentials_file, nkey_seed and token (have %s)", strings.Join(auth, " and "))
+	}
+	if err := checkSubject(n.SubjectPrefix); err != "" {
+		v.errorf("nats.subject_prefix", "is %q: %s", n.SubjectPrefix, err)
+	}
+	if n.JetStream.Enabled {
+		if err := checkStreamName(n.JetStream.Stream); err != "" {
+			v.errorf("nats.jetstream.stream", "is %q: %s", n.JetStream.Stream, err)
+		}
+	}
+	v.nonNegative("nats.jetstream.max_age", n.JetStream.MaxAge)
+	v.positive("nats.heartbeat", n.Heartbeat)
+	v.positive("nats.reconnect_wait", n.ReconnectWait)
+}
+
+// natsURL checks a server URL without echoing it (it may hold a password).
+func (v *validator) natsURL(path, s string) {
+	const want = "want a nats://, tls://, ws:// or wss:// URL, or host:port"
+	if !strings.Contains(s, "://") {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			v.errorf(path, "%s", want)
+		}
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		v.errorf(path, "%s (the URL does not parse)", want)
+		return
+	}
+	switch u.Scheme {
+	case "nats", "tls", "ws", "wss":
+	default:
+		v.errorf(path, "has scheme %q, %s", u.Scheme, want)
+		return
+	}
+	if u.Host == "" {
+		v.errorf(path, "has no host, %s", want)
+	}
+}
+
+// checkSubject checks a NATS subject prefix: dot-separated non-empty tokens
+// of printable ASCII without white space or wildcards. It returns "" if
+// the prefix is valid.
+func checkSubject(s string) string {
+	if s == "" {
+		return "want one or more dot-separated tokens, e.g. \"physd\" or \"site1.physd\""
+	}
+	for tok := range strings.SplitSeq(s, ".") {
+		if tok == "" {
+			return "has an empty token (leading, trailing or double dot)"
+		}
+		for _, c := range []byte(tok) {
+			if c <= ' ' || c > '~' {
+				return "has white space or a non-printable or non-ASCII character"
+			}
+			if c == '*' || c == '>' {
+				return "has a wildcard (* or >)"
+			}
+		}
+	}
+	return ""
+}
+
+// checkStreamName checks a JetStream stream name and returns "" if valid.
+func checkStreamName(s string) string {
+	if s == "" {
+		return "want a stream name (JetStream is enabled)"
+	}
+	if len(s) > 255 {
+		return "is longer than 255 characters"
+	}
+	for _, c := range []byte(s) {
+		if c <= ' ' || c > '~' || strings.IndexByte(".*>/\\", c) >= 0 {
+			return "want printable ASCII without white space, '.', '*', '>', '/' or '\\'"
+		}
+	}
+	return ""
+}
+
+func (v *validator) windows(w Windows) {
+	if w.Length < MinWindowLength {
+		v.errorf("windows.length", "is %v, want ≥ %v", w.Length, MinWindowLength)
+	}
+	if w.Hop <= 0 {
+		v.errorf("windows.hop", "is %v, want > 0", w.Hop)
+	} else if w.Hop > w.Length && w.Length >= MinWindowLength {
+		v.errorf("windows.hop", "is %v, longer than windows.length %v", w.Hop, w.Length)
+	}
+	if !(w.MaxGap > 1) {
+		v.errorf("windows.max_gap", "is %v, want > 1 (a multiple of the nominal frame step)", w.MaxGap)
+	}
+}
+
+func (v *validator) events(e Events) {
+	if e.MinEvents < 1 {
+		v.errorf("events.min_events", "is %d, want ≥ 1", e.MinEvents)
+	}
+	if e.Keep < max(e.MinEvents, 1) {
+		v.errorf("events.keep", "is %d, want ≥ events.min_events (%d)", e.Keep, e.MinEvents)
+	}
+	if !(e.MotionThreshold > 0 && e.MotionThreshold < 1) {
+		v.errorf("events.motion_threshold", "is %v, want a fraction of full scale in (0, 1)", e.MotionThreshold)
+	}
+	v.positive("events.quiet", e.Quiet)
+	v.positive("events.max_length", e.MaxLength)
+}
+
+func (v *validator) estimator(e Estimator) {
+	names := estimator.PresetNames()
+	v.oneOf("estimator.preset", e.Preset, names...)
+	if e.StepsPerWindow < 0 {
+		v.errorf("estimator.steps_per_window", "is %d, want ≥ 0", e.StepsPerWindow)
+	}
+	v.positive("estimator.max_window_time", e.MaxWindowTime)
+	if e.Replay < 0 {
+		v.errorf("estimator.replay", "is %d, want ≥ 0", e.Replay)
+	}
+	if !(e.Tau > 0) {
+		v.errorf("estimator.tau", "is %v, want > 0", e.Tau)
+	}
+	if !(e.Lambda >= 0) {
+		v.errorf("estimator.lambda", "is %v, want ≥ 0", e.Lambda)
+	}
+	switch {
+	case e.LREncoder < 0:
+		v.errorf("estimator.lr_encoder", "is %v, want ≥ 0", e.LREncoder)
+	case e.LREncoder == 0 && e.StepsPerWindow > 0:
+		v.errorf("estimator.lr_encoder", "is 0 but steps_per_window is %d, want > 0 (or steps_per_window: 0)", e.StepsPerWindow)
+	}
+	v.nonNegative("estimator.checkpoint_every", e.CheckpointEvery)
+}
+
+func (v *validator) certify(c Certify) {
+	if !(c.MinPsi > 0 && c.MinPsi <= 1) {
+		v.errorf("certify.min_psi", "is %v, want in (0, 1]", c.MinPsi)
+	}
+	if !(c.MaxRelResidual > 0) {
+		v.errorf("certify.max_rel_residual", "is %v, want > 0", c.MaxRelResidual)
+	}
+	if !(c.MaxRevisit > 0) {
+		v.errorf("certify.max_revisit", "is %v, want > 0", c.MaxRevisit)
+	}
+	if !(c.MinWidth > 0 && c.MinWidth <= 1) {
+		v.errorf("certify.min_width", "is %v, want in (0, 1]", c.MinWidth)
+	}
+}
+
+func (v *validator) alerts(a Alerts) {
+	if a.BaselineWindows < 1 {
+		v.errorf("alerts.baseline_windows", "is %d, want ≥ 1", a.BaselineWindows)
+	}
+	if !(a.FnDrift > 0) {
+		v.errorf("alerts.fn_drift", "is %v, want > 0", a.FnDrift)
+	}
+	if !(a.ZetaDrift > 0) {
+		v.errorf("alerts.zeta_drift", "is %v, want > 0", a.ZetaDrift)
+	}
+	if a.Consecutive < 1 {
+		v.errorf("alerts.consecutive", "is %d, want ≥ 1", a.Consecutive)
+	}
+}
+
+func (v *validator) camera(p string, c Camera, global Windows) {
+	switch {
+	case c.Name == "":
+		v.errorf(p+".name", "a camera needs a name")
+	case !ValidCameraName(c.Name):
+		v.errorf(p+".name", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it becomes a NATS subject token)", c.Name, MaxCameraNameLen)
+	}
+	v.source(p+".source", c)
+	if !c.ROI.IsZero() {
+		if c.ROI.X < 0 || c.ROI.Y < 0 {
+			v.errorf(p+".roi", "x and y must be ≥ 0 (have %d, %d)", c.ROI.X, c.ROI.Y)
+		}
+		if c.ROI.W <= 0 || c.ROI.H <= 0 {
+			v.errorf(p+".roi", "w and h must be > 0 (have %d, %d), or leave the whole roi zero for the full frame", c.ROI.W, c.ROI.H)
+		}
+	}
+	if c.Size != 0 && (c.Size < MinFrameSize || c.Size > MaxFrameSize) {
+		v.errorf(p+".size", "is %d, want %d…%d (or 0 for the preset's size)", c.Size, MinFrameSize, MaxFrameSize)
+	}
+	if c.FPS < 0 {
+		v.errorf(p+".fps", "is %v, want > 0 (or 0 to trust the source)", c.FPS)
+	}
+	v.oneOf(p+".mode", string(c.Mode), string(ModeSingle), string(ModeEvents))
+	if c.Mode == ModeEvents && c.Source.Kind == KindSynthetic && c.Source.Synthetic.EventEvery == 0 {
+		v.errorf(p+".source.synthetic.event_every", "is 0 (one release) but mode is events, which needs several; want > 0")
+	}
+	if l := c.Window.Length; l != 0 && l < MinWindowLength {
+		v.errorf(p+".window.length", "is %v, want ≥ %v (or 0 for windows.length)", l, MinWindowLength)
+	}
+	if c.Window.Hop < 0 {
+		v.errorf(p+".window.hop", "is %v, want > 0 (or 0 for windows.hop)", c.Window.Hop)
+	}
+	lengthOK := c.Window.Length == 0 || c.Window.Length >= MinWindowLength
+	if w := c.EffectiveWindow(global); c.Window != (WindowOverride{}) && lengthOK && c.Window.Hop >= 0 && w.Hop > w.Length {
+		at := p + ".window.hop"
+		if c.Window.Hop == 0 {
+			at = p + ".window.length"
+		}
+		v.errorf(at, "the camera's hop %v is longer than its window length %v", w.Hop, w.Length)
+	}
+}
+
+func (v *validator) source(p string, c Camera) {
+	s := c.Source
+	v.positive(p+".timeout", s.Timeout)
+	specs := sourceKinds()
+	i := slices.IndexFunc(specs, func(k kindSpec) bool { return k.kind == s.Kind })
+	if i < 0 {
+		names := make([]string, len(specs))
+		for j, k := range specs {
+			names[j] = string(k.kind)
+		}
+		v.errorf(p+".kind", "is %q, want %s", s.Kind, orList(names))
+		return
+	}
+	spec := specs[i]
+	spec.check(v, p, s)
+	// Keys the file sets for another kind are mistakes (kind: file with a
+	// url); keys left at their defaults are fine.
+	def := reflect.ValueOf(DefaultCamera().Source)
+	val := reflect.ValueOf(s)
+	t := val.Type()
+	for f := range t.NumField() {
+		key := yamlKey(t.Field(f))
+		if key == "kind" || key == "timeout" || slices.Contains(spec.fields, key) {
+			continue
+		}
+		if !v.inFile(p+"."+key) || equalValues(val.Field(f), def.Field(f)) {
+			continue
+		}
+		var users []string
+		for _, k := range specs {
+			if slices.Contains(k.fields, key) {
+				users = append(users, string(k.kind))
+			}
+		}
+		v.errorf(p+"."+key, "is not used by kind %q (only by %s); remove it", s.Kind, orList(users))
+	}
+}
+
+func checkRTSP(v *validator, p string, s Source) {
+	u := s.URL.Value()
+	switch {
+	case u == "":
+		v.errorf(p+".url", "kind rtsp needs a url (rtsp://… or rtsps://…)")
+	case !strings.HasPrefix(u, "rtsp://") && !strings.HasPrefix(u, "rtsps://"):
+		// Never echo the URL: it may hold credentials.
+		v.errorf(p+".url", "want a URL starting with rtsp:// or rtsps://")
+	default:
+		if pu, err := url.Parse(u); err != nil || pu.Host == "" {
+			v.errorf(p+".url", "is not a valid URL with a host")
+		}
+	}
+	v.oneOf(p+".transport", s.Transport, TransportTCP, TransportUDP)
+}
+
+func checkV4L2(v *validator, p string, s Source) {
+	if s.Device == "" {
+		v.errorf(p+".device", "kind v4l2 needs a device: an index such as \"0\" or a path such as \"/dev/video0\"")
+		return
+	}
+	if _, err := strconv.ParseUint(s.Device, 10, 16); err != nil && !strings.HasPrefix(s.Device, "/") {
+		v.errorf(p+".device", "is %q, want an index such as \"0\" or an absolute path such as \"/dev/video0\"", s.Device)
+	}
+}
+
+func checkFile(v *validator, p string, s Source) {
+	if s.Path == "" {
+		v.errorf(p+".path", "kind file needs a path")
+	}
+}
+
+func checkSynthetic(v *validator, p string, s Source) {
+	y := s.Synthetic
+	p += ".synthetic"
+	if !y.System.Valid() {
+		v.errorf(p+".system", "is %q, want %s", y.System,
+			orList([]string{string(sim.SystemPendulum), string(sim.SystemIntensity), string(sim.SystemScale)}))
+	}
+	if _, err := sim.ParseRegime(string(y.Regime)); err != nil {
+		names := make([]string, 0, 4)
+		for _, r := range sim.Regimes() {
+			names = append(names, string(r))
+		}
+		v.wrapf(p+".regime", err, "is %q, want %s", y.Regime, orList(names))
+	}
+	if len(y.V0) == 0 {
+		v.errorf(p+".v0", "want at least one initial velocity")
+	}
+	v.nonNegative(p+".event_every", y.EventEvery)
+	if y.FPS < 0 {
+		v.errorf(p+".fps", "is %v, want > 0 (or 0 for the system's default)", y.FPS)
+	}
+	if y.Size != 0 && (y.Size < sim.MinSize || y.Size > sim.MaxSize) {
+		v.errorf(p+".size", "is %d, want %d…%d", y.Size, sim.MinSize, sim.MaxSize)
+	}
+}

@@ -1,0 +1,466 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
+)
+
+// job is one unit of estimation: a sliding window (one clip) or a set of
+// excitation events (several clips), or a single event fitted alone for
+// its diagnostic.
+type job struct {
+	clips  []estimator.Clip
+	start  time.Time
+	end    time.Time
+	frames int
+	single bool // a lone event: published as a diagnostic only
+}
+
+// camera runs one configured camera: ingest, windows, learning,
+// certification and publication. Its goroutines stop with its context.
+type camera struct {
+	cfg    config.Camera
+	all    *config.Config
+	src    stream.Source
+	log    *slog.Logger
+	bus    *bus
+	dir    string // state directory for this camera
+	onEst  func(Estimate)
+	preset estimator.Preset
+
+	jobs chan job // capacity 1: a newer window replaces one not yet started
+
+	mu      sync.Mutex
+	state   string
+	lastErr string
+	lastEst *time.Time
+	verdict map[string]int
+	encoder EncoderInfo
+	alerts  *alerter
+
+	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
+
+	cancel      context.CancelFunc
+	done        chan struct{}
+	lastSkipLog time.Time // ingest goroutine only
+}
+
+func (c *camera) setState(s, errText string) {
+	c.mu.Lock()
+	c.state, c.lastErr = s, errText
+	c.mu.Unlock()
+}
+
+// start launches the camera's goroutines.
+func (c *camera) start(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	c.cancel = cancel
+	c.done = make(chan struct{})
+	c.jobs = make(chan job, 1)
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); c.ingest(ctx); close(c.jobs) }()
+	go func() { defer wg.Done(); c.learn(ctx) }()
+	go func() { defer wg.Done(); c.heartbeat(ctx) }()
+	go func() { wg.Wait(); close(c.done) }()
+}
+
+// stop cancels the camera and waits for it, at most until ctx ends.
+func (c *camera) stop(ctx context.Context) {
+	c.cancel()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		c.log.Warn("camera did not stop in time")
+	}
+}
+
+// offer queues a job; if the learner is still busy with an older one that
+// has not started, the older one is dropped and counted as skipped, so a
+// slow board coarsens its windows instead of falling behind.
+func (c *camera) offer(ctx context.Context, j job) {
+	for {
+		select {
+		case c.jobs <- j:
+			return
+		case <-ctx.Done():
+			return
+		default:
+		}
+		select {
+		case old := <-c.jobs:
+			n := c.skipped.Add(1)
+			if now := time.Now(); now.Sub(c.lastSkipLog) > 30*time.Second {
+				c.lastSkipLog = now
+				c.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.start, "window_end", old.end, "skipped_total", n)
+			}
+			c.publishDiag(ctx, old, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
+		default:
+		}
+	}
+}
+
+// ingest reads the source, reopening it with backoff when it fails, and
+// cuts the frames into windows or events.
+func (c *camera) ingest(ctx context.Context) {
+	win := c.cfg.EffectiveWindow(c.all.Windows)
+	var slicer *window.Slicer
+	var cutter *window.EventCutter
+	if c.cfg.Mode == config.ModeEvents {
+		ev := c.all.Events
+		cutter = window.NewEventCutter(window.EventOptions{Threshold: ev.MotionThreshold, Quiet: ev.Quiet, MaxLength: ev.MaxLength, MinFrames: estimator.MinFrames})
+	}
+	var kept []*window.Event
+	backoff := time.Second
+	for attempt := 0; ; attempt++ {
+		var err error
+		slicer, err = window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS})
+		if err != nil {
+			c.setState("offline", err.Error())
+			c.log.Error("camera windows", "err", err)
+			return
+		}
+		if attempt > 0 {
+			c.reconnects.Add(1)
+		}
+		c.setState("starting", "")
+		got := false
+		err = c.src.Run(ctx, func(f stream.Frame) error {
+			if !got {
+				got = true
+				c.setState("online", "")
+				c.log.Info("camera online", "source", c.src.Name(), "width", f.W, "height", f.H)
+				backoff = time.Second
+			}
+			c.frames.Add(1)
+			w, brk := slicer.Push(f)
+			if brk != nil {
+				c.breaks.Add(1)
+				c.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
+			}
+			if cutter != nil {
+				if e := cutter.Push(f, brk != nil); e != nil {
+					c.events.Add(1)
+					kept = append(kept, e)
+					if len(kept) > max(c.all.Events.Keep, c.all.Events.MinEvents) {
+						kept = kept[1:]
+					}
+					c.offer(ctx, eventJob([]*window.Event{e}, true))
+					if len(kept) >= c.all.Events.MinEvents {
+						c.offer(ctx, eventJob(kept, false))
+					}
+				}
+				return nil
+			}
+			if w != nil {
+				c.offer(ctx, windowJob(w))
+			}
+			return nil
+		})
+		c.dropped.Store(int64(slicer.Dropped))
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, io.EOF) {
+			c.setState("ended", "")
+			c.log.Info("camera source ended", "source", c.src.Name())
+			return
+		}
+		c.setState("offline", err.Error())
+		c.log.Error("camera source failed; reopening", "source", c.src.Name(), "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(jitter(backoff)):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// jitter spreads reconnects of many cameras: ±20 %.
+func jitter(d time.Duration) time.Duration {
+	f := 0.8 + 0.4*float64(time.Now().UnixNano()%1000)/1000
+	return time.Duration(float64(d) * f)
+}
+
+func clipOf(frames []stream.Frame, dt float64) estimator.Clip {
+	c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: dt}
+	for _, f := range frames {
+		c.Frames = append(c.Frames, f.Pix)
+	}
+	return c
+}
+
+func windowJob(w *window.Window) job {
+	return job{clips: []estimator.Clip{clipOf(w.Frames, w.Dt)}, start: w.Frames[0].Wall,
+		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames)}
+}
+
+// eventJob makes a multi-trajectory job of events (one shared step: the
+// median over all events, as they come from one camera).
+func eventJob(evs []*window.Event, single bool) job {
+	var steps []float64
+	n := 0
+	for _, e := range evs {
+		for i := 1; i < len(e.Frames); i++ {
+			steps = append(steps, (e.Frames[i].Time - e.Frames[i-1].Time).Seconds())
+		}
+		n += len(e.Frames)
+	}
+	dt := median(steps)
+	j := job{single: single, frames: n, start: evs[0].Frames[0].Wall, end: evs[len(evs)-1].Frames[len(evs[len(evs)-1].Frames)-1].Wall}
+	for _, e := range evs {
+		j.clips = append(j.clips, clipOf(e.Frames, dt))
+	}
+	return j
+}
+
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), x...)
+	for i := 1; i < len(s); i++ {
+		for k := i; k > 0 && s[k] < s[k-1]; k-- {
+			s[k], s[k-1] = s[k-1], s[k]
+		}
+	}
+	return s[len(s)/2]
+}
+
+// learn estimates each job, certifies it and publishes the outcome.
+func (c *camera) learn(ctx context.Context) {
+	est := c.all.Estimator
+	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
+		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed)})
+	if err != nil {
+		c.log.Error("camera learner", "err", err)
+		return
+	}
+	c.restore(learner)
+	th := thresholds(c.all.Certify)
+	lastSave := time.Now()
+	defer c.save(learner)
+	for j := range c.jobs {
+		if ctx.Err() != nil {
+			return
+		}
+		accept := func(r *estimator.Result) bool { return window.Certify(r, th).Certified }
+		var o *estimator.Outcome
+		var err error
+		if j.single {
+			// A lone event never certifies by itself (Thm. 4.5 needs three);
+			// it is fitted with the camera's encoder for its diagnostic only.
+			o, err = c.fitAlone(ctx, learner, j)
+		} else {
+			o, err = learner.Window(ctx, j.clips, accept)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", err)
+			c.publishDiag(ctx, j, "error", []string{err.Error()}, nil, nil)
+			continue
+		}
+		v := window.Certify(o.Result, th)
+		info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
+			TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
+		c.mu.Lock()
+		c.verdict[string(v.Status)]++
+		c.encoder = info
+		c.mu.Unlock()
+		c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.Result, &info, v)
+		if v.Certified && !j.single {
+			c.publishEstimate(ctx, j, o.Result, info, v)
+		}
+		if time.Since(lastSave) >= est.CheckpointEvery && learner.Ready() {
+			c.save(learner)
+			lastSave = time.Now()
+		}
+	}
+}
+
+// fitAlone estimates one event with the current encoder (or a cold one if
+// there is none yet), without changing the learner.
+func (c *camera) fitAlone(ctx context.Context, l *estimator.Learner, j job) (*estimator.Outcome, error) {
+	start := time.Now()
+	r, err := estimator.Fit(ctx, j.clips, estimator.Options{Preset: c.preset, Seed: 1, Budget: c.all.Estimator.MaxWindowTime})
+	if err != nil {
+		return nil, err
+	}
+	return &estimator.Outcome{Result: r, Cold: true, TrainSteps: r.Steps, TrainTime: time.Since(start)}, nil
+}
+
+func thresholds(c config.Certify) window.Thresholds {
+	return window.Thresholds{MinPsi: c.MinPsi, MaxRelResidual: c.MaxRelResidual, MaxRevisit: c.MaxRevisit,
+		Coverage: window.CoverageOptions{MinWidth: c.MinWidth}}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
+	d := Diagnostic{Schema: SchemaDiagnostic, Camera: c.cfg.Name, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
+		Reasons: reasons, Encoder: info}
+	if j.single && verdict == string(window.Certified) {
+		d.Reasons = append(d.Reasons, "a single event is not published as an estimate: the multi-trajectory theorem needs three")
+	}
+	if r != nil {
+		d.Gamma0, d.Gamma1 = finitePtr(r.Gamma0), finitePtr(r.Gamma1)
+		d.Gamma0Sigma, d.Gamma1Sigma = finitePtr(r.Sigma0), finitePtr(r.Sigma1)
+	}
+	if len(v) > 0 {
+		d.Certificate = &v[0]
+	}
+	kind := "window"
+	if j.single {
+		kind = "event"
+	}
+	if err := c.bus.publish(ctx, c.cfg.Name, KindDiagnostic, MsgID(c.cfg.Name, KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+		c.log.Warn("diagnostic not published", "err", err)
+	}
+	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
+}
+
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return ptr(v)
+}
+
+func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
+	ph := r.Physics
+	e := Estimate{Schema: SchemaEstimate, Camera: c.cfg.Name, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
+		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
+		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
+	if err := c.bus.publish(ctx, c.cfg.Name, KindEstimate, MsgID(c.cfg.Name, KindEstimate, j.start, j.end), e); err != nil {
+		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
+	}
+	end := e.WindowEnd
+	c.mu.Lock()
+	c.lastEst = &end
+	c.mu.Unlock()
+	c.log.Info("certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
+		"fn_hz", ph.FreqN, "zeta", ph.Zeta)
+	if c.onEst != nil {
+		c.onEst(e)
+	}
+	a, based := c.alerts.observe(&e)
+	if based {
+		c.saveBaseline()
+		c.log.Info("alert baseline established", "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
+	}
+	if a != nil {
+		c.log.Warn("structural-health alert", "state", a.State, "reasons", a.Reasons)
+		if err := c.bus.publish(ctx, c.cfg.Name, KindAlert, MsgID(c.cfg.Name, KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+			c.log.Error("alert not published", "err", err)
+		}
+	}
+}
+
+// heartbeat publishes the camera's status periodically and once at exit.
+func (c *camera) heartbeat(ctx context.Context) {
+	period := c.all.NATS.Heartbeat
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.setState("stopped", "")
+			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			c.publishStatus(pctx)
+			cancel()
+			return
+		case <-t.C:
+			c.publishStatus(ctx)
+		}
+	}
+}
+
+func (c *camera) status() Status {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+		Source: c.src.Name(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
+		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
+		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
+	for k, v := range c.verdict {
+		s.Windows[k] = v
+	}
+	if c.alerts.base != nil {
+		b := *c.alerts.base
+		s.Baseline = &b
+	}
+	return s
+}
+
+func (c *camera) publishStatus(ctx context.Context) {
+	s := c.status()
+	if err := c.bus.publish(ctx, c.cfg.Name, KindStatus, fmt.Sprintf("%s.status.%d", c.cfg.Name, s.Time.UnixNano()), s); err != nil {
+		c.log.Debug("status not published", "err", err)
+	}
+}
+
+func (c *camera) checkpointPath() string { return filepath.Join(c.dir, "encoder.ckpt") }
+func (c *camera) baselinePath() string   { return filepath.Join(c.dir, "baseline.json") }
+
+// restore loads the encoder checkpoint; a corrupt one is set aside with a
+// warning and the camera starts clean.
+func (c *camera) restore(l *estimator.Learner) {
+	path := c.checkpointPath()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = l.Load(bytes.NewReader(b))
+	}
+	switch {
+	case err == nil:
+		c.log.Info("encoder restored", "checkpoint", path, "version", l.Version(), "steps", l.TotalSteps())
+		c.mu.Lock()
+		c.encoder = EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()}
+		c.mu.Unlock()
+	case errors.Is(err, estimator.ErrCheckpointMismatch):
+		c.log.Info("encoder checkpoint is for another configuration; starting cold", "checkpoint", path, "err", err)
+	case errors.Is(err, nn.ErrCheckpoint):
+		to, rerr := setAside(path)
+		c.log.Warn("encoder checkpoint is corrupt; set aside, starting cold", "checkpoint", path, "moved_to", to, "err", err, "rename_err", rerr)
+	default:
+		c.log.Warn("encoder checkpoint unreadable; starting cold", "checkpoint", path, "err", err)
+	}
+}
+
+func (c *camera) save(l *estimator.Learner) {
+	if !l.Ready() {
+		return
+	}
+	err := writeAtomic(c.checkpointPath(), func(f *os.File) error { return l.Save(f) })
+	if err != nil {
+		c.log.Error("encoder checkpoint not written", "err", err)
+		return
+	}
+	c.log.Debug("encoder checkpointed", "path", c.checkpointPath(), "version", l.Version(), "steps", l.TotalSteps())
+}

@@ -1,0 +1,255 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
+)
+
+// Options are what the daemon needs besides its configuration.
+type Options struct {
+	// StateDir holds checkpoints, baselines and the embedded JetStream store.
+	StateDir string
+	// Logger receives everything; nil discards.
+	Logger *slog.Logger
+	// OnEstimate, when set, is called with every certified estimate after
+	// it was published (physd run prints them).
+	OnEstimate func(Estimate)
+	// Notifier receives service-manager notifications (READY, STATUS,
+	// STOPPING, WATCHDOG); nil sends none.
+	Notifier Notifier
+	// ShutdownTimeout bounds how long Run waits for cameras at exit.
+	ShutdownTimeout time.Duration
+}
+
+// Notifier is the service manager (systemd's sd_notify).
+type Notifier interface {
+	Notify(state string) error
+}
+
+// Daemon is a running physd: the NATS connection and one worker per
+// configured camera.
+type Daemon struct {
+	opt Options
+	log *slog.Logger
+	bus *bus
+
+	mu      sync.Mutex
+	cfg     *config.Config
+	cameras map[string]*camera
+	ctx     context.Context
+}
+
+// New validates what can be checked before starting.
+func New(cfg *config.Config, opt Options) (*Daemon, error) {
+	if cfg == nil {
+		return nil, errors.New("daemon: no configuration")
+	}
+	if opt.StateDir == "" {
+		return nil, errors.New("daemon: no state directory")
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.ShutdownTimeout <= 0 {
+		opt.ShutdownTimeout = 20 * time.Second
+	}
+	if _, err := estimator.LookupPreset(cfg.Estimator.Preset); err != nil {
+		return nil, fmt.Errorf("daemon: %w", err)
+	}
+	return &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}}, nil
+}
+
+// NATSURL is the URL subscribers use to reach physd's NATS server, once
+// Run has started it ("" before).
+func (d *Daemon) NATSURL() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bus == nil {
+		return ""
+	}
+	return d.bus.clientURL()
+}
+
+// Run starts NATS and the cameras and blocks until ctx is cancelled; then
+// it stops the cameras (dropping windows in flight), checkpoints their
+// encoders, flushes NATS and returns.
+func (d *Daemon) Run(ctx context.Context, ready func()) error {
+	if err := os.MkdirAll(d.opt.StateDir, 0o750); err != nil {
+		return fmt.Errorf("daemon: state directory: %w", err)
+	}
+	b, err := startBus(ctx, d.cfg.NATS, d.opt.StateDir, d.log)
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	d.mu.Lock()
+	d.bus, d.ctx = b, ctx
+	cfg := d.cfg
+	d.mu.Unlock()
+	for _, cc := range cfg.Cameras {
+		if err := d.startCamera(cfg, cc); err != nil {
+			d.log.Error("camera not started", "camera", cc.Name, "err", err)
+		}
+	}
+	d.notify("READY=1\nSTATUS=" + d.statusLine())
+	d.log.Info("physd running", "cameras", len(cfg.Cameras), "nats", b.clientURL(), "state_dir", d.opt.StateDir)
+	if ready != nil {
+		ready()
+	}
+	<-ctx.Done()
+	d.notify("STOPPING=1")
+	d.log.Info("physd stopping")
+	sctx, cancel := context.WithTimeout(context.Background(), d.opt.ShutdownTimeout)
+	defer cancel()
+	d.mu.Lock()
+	cams := d.cameras
+	d.cameras = map[string]*camera{}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range cams {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.stop(sctx) }()
+	}
+	wg.Wait()
+	b.close()
+	d.log.Info("physd stopped")
+	return nil
+}
+
+func (d *Daemon) notify(state string) {
+	if d.opt.Notifier == nil {
+		return
+	}
+	if err := d.opt.Notifier.Notify(state); err != nil {
+		d.log.Debug("sd_notify", "err", err)
+	}
+}
+
+func (d *Daemon) statusLine() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	online := 0
+	for _, c := range d.cameras {
+		c.mu.Lock()
+		if c.state == "online" {
+			online++
+		}
+		c.mu.Unlock()
+	}
+	return fmt.Sprintf("%d/%d cameras online", online, len(d.cameras))
+}
+
+// Ping tells the service manager the daemon is alive and what it is doing.
+func (d *Daemon) Ping() {
+	d.notify("WATCHDOG=1\nSTATUS=" + d.statusLine())
+}
+
+// startCamera builds and starts one camera; the caller must not hold d.mu.
+func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
+	p, err := estimator.LookupPreset(cfg.Estimator.Preset)
+	if err != nil {
+		return err
+	}
+	p.Loss.Tau, p.Loss.Lambda, p.LREncoder = cfg.Estimator.Tau, cfg.Estimator.Lambda, cfg.Estimator.LREncoder
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	log := d.log.With("camera", cc.Name)
+	src, err := newSource(cc, p)
+	if err != nil {
+		return err
+	}
+	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate,
+		dir: filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting"}
+	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
+	d.mu.Lock()
+	d.cameras[cc.Name] = c
+	ctx := d.ctx
+	d.mu.Unlock()
+	c.start(ctx)
+	log.Info("camera started", "source", src.Name(), "mode", cc.Mode)
+	return nil
+}
+
+// Reload applies a new configuration: cameras that were added start,
+// removed ones stop, changed ones restart; the others are not touched.
+// Changes outside the cameras need a restart and are only logged.
+func (d *Daemon) Reload(next *config.Config) {
+	d.mu.Lock()
+	old := d.cfg
+	d.mu.Unlock()
+	if g := config.GlobalChanged(old, next); len(g) > 0 {
+		d.log.Warn("configuration changes that need a restart were not applied", "sections", g)
+	}
+	added, removed, changed := config.Diff(old, next)
+	// Keep the running globals; take the new cameras.
+	merged := *old
+	merged.Cameras = next.Cameras
+	d.mu.Lock()
+	d.cfg = &merged
+	d.mu.Unlock()
+	sctx, cancel := context.WithTimeout(context.Background(), d.opt.ShutdownTimeout)
+	defer cancel()
+	for _, name := range append(append([]string(nil), removed...), changed...) {
+		d.mu.Lock()
+		c := d.cameras[name]
+		delete(d.cameras, name)
+		d.mu.Unlock()
+		if c != nil {
+			c.stop(sctx)
+			d.log.Info("camera stopped by reload", "camera", name)
+		}
+	}
+	for _, name := range append(append([]string(nil), added...), changed...) {
+		cc, _ := next.Camera(name)
+		if err := d.startCamera(&merged, cc); err != nil {
+			d.log.Error("camera not started", "camera", name, "err", err)
+		}
+	}
+	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed)
+}
+
+// Statuses returns every camera's current status, by name.
+func (d *Daemon) Statuses() map[string]Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]Status{}
+	for n, c := range d.cameras {
+		out[n] = c.status()
+	}
+	return out
+}
+
+func (c *camera) loadBaseline() *Baseline {
+	b, err := os.ReadFile(c.baselinePath())
+	if err != nil {
+		return nil
+	}
+	var base Baseline
+	if err := json.Unmarshal(b, &base); err != nil || !(base.Fn > 0) {
+		to, _ := setAside(c.baselinePath())
+		c.log.Warn("alert baseline unreadable; set aside, a new one will be learned", "moved_to", to)
+		return nil
+	}
+	c.log.Info("alert baseline restored", "fn_hz", base.Fn, "zeta", base.Zeta, "since", base.Since)
+	return &base
+}
+
+func (c *camera) saveBaseline() {
+	b, err := json.Marshal(c.alerts.base)
+	if err == nil {
+		err = writeAtomic(c.baselinePath(), func(f *os.File) error { _, err := f.Write(b); return err })
+	}
+	if err != nil {
+		c.log.Error("alert baseline not saved", "err", err)
+	}
+}

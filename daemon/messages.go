@@ -1,0 +1,163 @@
+package daemon
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/physd/physd/window"
+)
+
+// Schema versions of the messages physd publishes; docs/schema holds their
+// JSON Schemas. A consumer checks the major version it understands.
+const (
+	SchemaEstimate   = "physd.estimate/v1"
+	SchemaDiagnostic = "physd.diagnostic/v1"
+	SchemaStatus     = "physd.status/v1"
+	SchemaAlert      = "physd.alert/v1"
+)
+
+// Subject kinds: the last token of physd.<camera>.<kind>.
+const (
+	KindEstimate   = "estimate"
+	KindDiagnostic = "diag"
+	KindStatus     = "status"
+	KindAlert      = "alert"
+)
+
+// Subject is the NATS subject for one camera and message kind.
+func Subject(prefix, camera, kind string) string {
+	return prefix + "." + camera + "." + kind
+}
+
+// Estimate is a certified window's physics, published on
+// physd.<camera>.estimate. Only certified windows are published here.
+type Estimate struct {
+	Schema      string    `json:"schema"`
+	Camera      string    `json:"camera"`
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	// Frames is the number of frames in the window (all events, in the
+	// multi-trajectory mode); Events the number of trajectories (1 for a
+	// sliding window).
+	Frames int `json:"frames"`
+	Events int `json:"events"`
+	// Gamma0 and Gamma1 are the coefficients of z'' + γ1 z' + γ0 z = 0
+	// with their 1σ uncertainties.
+	Gamma0      float64 `json:"gamma0"`
+	Gamma0Sigma float64 `json:"gamma0_sigma"`
+	Gamma1      float64 `json:"gamma1"`
+	Gamma1Sigma float64 `json:"gamma1_sigma"`
+	// Fn is the natural frequency √γ0/2π in Hz, Zeta the damping ratio.
+	Fn         float64 `json:"fn_hz"`
+	FnSigma    float64 `json:"fn_sigma"`
+	Zeta       float64 `json:"zeta"`
+	ZetaSigma  float64 `json:"zeta_sigma"`
+	OmegaN     float64 `json:"omega_n"`
+	DampedFreq float64 `json:"damped_freq_hz"`
+	Regime     string  `json:"regime"`
+	Certified  bool    `json:"certified"`
+	// Certificate is the full verdict: coverage, conditioning, residual.
+	Certificate window.Verdict `json:"certificate"`
+	Encoder     EncoderInfo    `json:"encoder"`
+}
+
+// EncoderInfo says which encoder made an estimate and what it cost.
+type EncoderInfo struct {
+	Version    int     `json:"version"`
+	TotalSteps int64   `json:"total_steps"`
+	Steps      int     `json:"steps"`
+	Cold       bool    `json:"cold"`
+	TrainMS    float64 `json:"train_ms"`
+}
+
+// Diagnostic is every window's verdict, certified or not, on
+// physd.<camera>.diag, with the reasons in words.
+type Diagnostic struct {
+	Schema      string    `json:"schema"`
+	Camera      string    `json:"camera"`
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	Frames      int       `json:"frames"`
+	Events      int       `json:"events"`
+	// Verdict is certified, undamped-uncertified, not-certified, error
+	// or skipped.
+	Verdict   string   `json:"verdict"`
+	Certified bool     `json:"certified"`
+	Reasons   []string `json:"reasons,omitempty"`
+	// The estimate, when one was made (also for uncertified windows).
+	Gamma0      *float64        `json:"gamma0,omitempty"`
+	Gamma1      *float64        `json:"gamma1,omitempty"`
+	Gamma0Sigma *float64        `json:"gamma0_sigma,omitempty"`
+	Gamma1Sigma *float64        `json:"gamma1_sigma,omitempty"`
+	Certificate *window.Verdict `json:"certificate,omitempty"`
+	Encoder     *EncoderInfo    `json:"encoder,omitempty"`
+}
+
+// Status is a camera's heartbeat on physd.<camera>.status.
+type Status struct {
+	Schema string    `json:"schema"`
+	Camera string    `json:"camera"`
+	Time   time.Time `json:"time"`
+	// State is starting, online, offline or stopped.
+	State  string `json:"state"`
+	Source string `json:"source"`
+	Error  string `json:"error,omitempty"`
+	Mode   string `json:"mode"`
+	// Counters since the daemon started.
+	Frames         int64          `json:"frames"`
+	FramesDropped  int64          `json:"frames_dropped"`
+	Breaks         int64          `json:"breaks"`
+	Windows        map[string]int `json:"windows"`
+	WindowsSkipped int64          `json:"windows_skipped"`
+	Events         int64          `json:"events"`
+	Reconnects     int64          `json:"reconnects"`
+	Encoder        EncoderInfo    `json:"encoder"`
+	// LastEstimate is the newest certified estimate's window end.
+	LastEstimate *time.Time `json:"last_estimate,omitempty"`
+	Baseline     *Baseline  `json:"baseline,omitempty"`
+}
+
+// Baseline is a camera's reference f_n and ζ for alerts.
+type Baseline struct {
+	Fn      float64   `json:"fn_hz"`
+	Zeta    float64   `json:"zeta"`
+	Windows int       `json:"windows"`
+	Since   time.Time `json:"since"`
+}
+
+// Alert reports a structural change on physd.<camera>.alert: f_n or ζ
+// drifted beyond the configured limits from the camera's baseline for
+// the configured number of consecutive certified windows (State
+// "raised"), or came back (State "cleared").
+type Alert struct {
+	Schema    string    `json:"schema"`
+	Camera    string    `json:"camera"`
+	Time      time.Time `json:"time"`
+	State     string    `json:"state"`
+	Reasons   []string  `json:"reasons"`
+	Baseline  Baseline  `json:"baseline"`
+	Fn        float64   `json:"fn_hz"`
+	Zeta      float64   `json:"zeta"`
+	FnDrift   float64   `json:"fn_drift"`
+	ZetaDrift float64   `json:"zeta_drift"`
+	Windows   int       `json:"windows"`
+}
+
+// MsgID is the Nats-Msg-Id of a message about one window: the same
+// window always gets the same id, so JetStream drops a re-publication.
+func MsgID(camera, kind string, start, end time.Time) string {
+	return fmt.Sprintf("%s.%s.%d.%d", camera, kind, start.UnixNano(), end.UnixNano())
+}
+
+// DecodeEstimate parses an estimate message and checks its schema.
+func DecodeEstimate(data []byte) (*Estimate, error) {
+	var e Estimate
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("estimate message: %w", err)
+	}
+	if e.Schema != SchemaEstimate {
+		return nil, fmt.Errorf("estimate message: schema %q, want %q", e.Schema, SchemaEstimate)
+	}
+	return &e, nil
+}

@@ -1,0 +1,42 @@
+package daemon
+
+import (
+	"fmt"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/stream"
+)
+
+// newSource builds the camera's frame source with its preprocessing: the
+// region of interest, grayscale, resize to the camera's size (default:
+// the preset's) and optional binarisation.
+func newSource(cc config.Camera, p estimator.Preset) (stream.Source, error) {
+	size := cc.Size
+	if size == 0 {
+		size = p.Size
+	}
+	pre := stream.Preprocess{ROI: stream.ROI{X: cc.ROI.X, Y: cc.ROI.Y, W: cc.ROI.W, H: cc.ROI.H}, Size: size,
+		Binarize: cc.Binarize || p.Binarize}
+	s := cc.Source
+	var src stream.Source
+	var err error
+	switch s.Kind {
+	case config.KindSynthetic:
+		y := s.Synthetic
+		src, err = stream.NewSynthetic(stream.SyntheticOptions{System: y.System, Regime: y.Regime, Gamma1: -1, Gamma0: -1,
+			Z0: y.Z0, V0: y.V0, EventEvery: y.EventEvery, FPS: y.FPS, Size: y.Size, Seed: y.Seed, Realtime: y.Realtime}, pre)
+	case config.KindFile:
+		src, err = stream.NewFileSource(s.Path, stream.FileSourceOptions{Preprocess: pre, FPS: cc.FPS, Realtime: s.Realtime, Loop: s.Loop})
+	case config.KindRTSP:
+		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout})
+	case config.KindV4L2:
+		src, err = stream.NewV4L2Source(s.Device, stream.V4L2Options{Preprocess: pre, FPS: cc.FPS, Timeout: s.Timeout})
+	default:
+		return nil, fmt.Errorf("camera %s: source kind %q is not supported", cc.Name, s.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("camera %s: %w", cc.Name, err)
+	}
+	return src, nil
+}

@@ -1,0 +1,243 @@
+package estimator
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/physd/physd/estimator/nn"
+)
+
+// LearnerOptions configure online fine-tuning.
+type LearnerOptions struct {
+	// Preset is the recipe; its Steps are the steps of a cold start.
+	Preset Preset
+	// Steps is the number of warm training steps per window.
+	Steps int
+	// Budget caps each window's training time (0: no cap).
+	Budget time.Duration
+	// Replay is how many recent windows join each window's training.
+	Replay int
+	// Seed fixes the random choices of cold starts.
+	Seed uint64
+}
+
+// Learner keeps one camera's encoder from window to window: each window
+// trains a bounded number of steps, warm-started, on the window plus a
+// few recent ones, and is then estimated on its own frames. When the warm
+// encoder's estimate is not accepted (it was born on a window that did
+// not show the motion well, or the scene changed) a cold start on the
+// window gets a chance, and replaces the encoder if it is accepted.
+type Learner struct {
+	opt     LearnerOptions
+	enc     network
+	w, h    int
+	version int
+	steps   int64
+	replay  [][]Clip
+	// gamma is the last accepted window's stencil (γ1, γ0), the start of
+	// the next window's readout re-projection.
+	gamma *[2]float64
+}
+
+// Outcome is one window's estimate and what training it took.
+type Outcome struct {
+	*Result
+	// Cold is set when the estimate came from a fresh encoder (first
+	// window, or a re-initialisation).
+	Cold bool
+	// TrainSteps and TrainTime are the training spent on this window,
+	// including a rejected attempt.
+	TrainSteps int
+	TrainTime  time.Duration
+}
+
+// NewLearner returns a learner with no encoder yet.
+func NewLearner(opt LearnerOptions) (*Learner, error) {
+	if err := opt.Preset.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Steps < 0 || opt.Replay < 0 {
+		return nil, fmt.Errorf("learner: steps %d and replay %d must be ≥ 0", opt.Steps, opt.Replay)
+	}
+	return &Learner{opt: opt}, nil
+}
+
+// Version counts the encoders this learner has started from scratch; it
+// changes whenever the encoder is re-initialised.
+func (l *Learner) Version() int { return l.version }
+
+// TotalSteps is the number of training steps the current lineage of
+// encoders has taken, across restarts when restored from a checkpoint.
+func (l *Learner) TotalSteps() int64 { return l.steps }
+
+// Ready reports whether the learner has an encoder.
+func (l *Learner) Ready() bool { return l.enc != nil }
+
+// Window estimates (γ1, γ0) from one window's clips (one clip, or several
+// events of a multi-trajectory window). accept decides whether an estimate
+// is good enough to keep the encoder that produced it (typically: it was
+// certified).
+func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result) bool) (*Outcome, error) {
+	if len(clips) == 0 {
+		return nil, fmt.Errorf("learner: %w", ErrNoClips)
+	}
+	start := time.Now()
+	out := &Outcome{}
+	if l.enc != nil && (clips[0].W != l.w || clips[0].H != l.h) {
+		l.enc = nil // the frame size changed: the encoder no longer applies
+		l.replay = nil
+	}
+	if l.enc != nil {
+		p := l.opt.Preset
+		p.Steps = l.opt.Steps
+		train := append(append([]Clip(nil), clips...), l.replayClips()...)
+		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget})
+		if err == nil {
+			out.TrainSteps += r.Steps
+			l.steps += int64(r.Steps)
+			p.Steps = 0
+			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc})
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, err
+		}
+		if err == nil && accept(r) {
+			out.Result = r
+			out.TrainTime = time.Since(start)
+			l.remember(r, clips)
+			return out, nil
+		}
+		if err == nil {
+			out.Result = r
+		}
+	}
+	budget := l.opt.Budget
+	if budget > 0 {
+		budget = max(budget-time.Since(start), budget/4)
+	}
+	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget})
+	out.TrainTime = time.Since(start)
+	if err != nil {
+		if out.Result != nil && ctx.Err() == nil {
+			return out, nil // keep the warm estimate; the cold start failed too
+		}
+		return nil, err
+	}
+	out.TrainSteps += r.Steps
+	if l.enc == nil || accept(r) {
+		n, ok := r.Encoder.(network)
+		if !ok {
+			return nil, fmt.Errorf("learner: encoder %T is not trainable", r.Encoder)
+		}
+		l.enc, l.w, l.h = n, clips[0].W, clips[0].H
+		l.version++
+		l.steps = int64(r.Steps)
+		l.replay = nil
+		out.Result, out.Cold = r, true
+		l.remember(r, clips)
+	} else if out.Result == nil {
+		out.Result = r
+	}
+	return out, nil
+}
+
+// ErrNoClips reports a window with nothing in it.
+var ErrNoClips = errors.New("no clips")
+
+func (l *Learner) remember(r *Result, clips []Clip) {
+	if r.Stencil != nil {
+		l.gamma = &[2]float64{r.Stencil.Gamma1, r.Stencil.Gamma0}
+	}
+	if l.opt.Replay == 0 {
+		return
+	}
+	l.replay = append(l.replay, clips)
+	if len(l.replay) > l.opt.Replay {
+		l.replay = l.replay[len(l.replay)-l.opt.Replay:]
+	}
+}
+
+func (l *Learner) replayClips() []Clip {
+	var out []Clip
+	for _, cs := range l.replay {
+		out = append(out, cs...)
+	}
+	return out
+}
+
+// checkpointHeader is the first line of a learner checkpoint.
+type checkpointHeader struct {
+	Format  string `json:"format"`
+	Preset  string `json:"preset"`
+	W       int    `json:"w"`
+	H       int    `json:"h"`
+	Version int    `json:"encoder_version"`
+	Steps   int64  `json:"steps"`
+	// Gamma is the last accepted window's stencil (γ1, γ0), if any.
+	Gamma *[2]float64 `json:"stencil_gamma,omitempty"`
+}
+
+const checkpointFormat = "physd-learner/1"
+
+// ErrCheckpointMismatch reports a checkpoint made for another preset or
+// frame size; it is not an error in the file.
+var ErrCheckpointMismatch = errors.New("checkpoint does not match the configuration")
+
+// Save writes the encoder (a JSON header line, then the weights in the nn
+// checkpoint format with its checksum). It fails if there is no encoder
+// or the encoder is not the low-rank one.
+func (l *Learner) Save(w io.Writer) error {
+	e, ok := l.enc.(*LowRank)
+	if !ok {
+		return fmt.Errorf("learner: save: encoder %T cannot be checkpointed", l.enc)
+	}
+	h := checkpointHeader{Format: checkpointFormat, Preset: l.opt.Preset.Name, W: l.w, H: l.h, Version: l.version, Steps: l.steps, Gamma: l.gamma}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("learner: save: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("learner: save: %w", err)
+	}
+	if err := nn.SaveParams(w, e.Params(), map[string][]float64{"mean": e.Mean}); err != nil {
+		return fmt.Errorf("learner: save: %w", err)
+	}
+	return nil
+}
+
+// Load restores an encoder saved by Save. A corrupt or truncated file is
+// an error wrapping nn.ErrCheckpoint; one made for another preset or frame
+// size wraps ErrCheckpointMismatch. On error the learner is unchanged.
+func (l *Learner) Load(r io.Reader) error {
+	br := bufio.NewReader(r)
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("learner: load: header: %w", nn.ErrCheckpoint)
+	}
+	var h checkpointHeader
+	if err := json.Unmarshal(line, &h); err != nil || h.Format != checkpointFormat {
+		return fmt.Errorf("learner: load: header is not %s: %w", checkpointFormat, nn.ErrCheckpoint)
+	}
+	p := l.opt.Preset
+	if h.Preset != p.Name || p.Encoder != "lowrank" || h.W < 1 || h.H < 1 || h.W*h.H > 1<<24 {
+		return fmt.Errorf("learner: load: checkpoint for preset %q at %d×%d: %w", h.Preset, h.W, h.H, ErrCheckpointMismatch)
+	}
+	e := NewLowRank(rand.New(rand.NewPCG(0, 0)), h.W*h.H, p.Features, p.Hidden)
+	extra, err := nn.LoadCheckpoint(br, e.Params())
+	if err != nil {
+		return fmt.Errorf("learner: load: %w", err)
+	}
+	mean, ok := extra["mean"]
+	if !ok || len(mean) != h.W*h.H {
+		return fmt.Errorf("learner: load: mean frame missing or of the wrong size: %w", nn.ErrCheckpoint)
+	}
+	copy(e.Mean, mean)
+	l.enc, l.w, l.h, l.version, l.steps, l.replay, l.gamma = e, h.W, h.H, h.Version, h.Steps, nil, h.Gamma
+	return nil
+}

@@ -1,0 +1,248 @@
+//go:build !nocv
+
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"gocv.io/x/gocv"
+)
+
+// haveOpenCV reports whether this build decodes video through OpenCV.
+const haveOpenCV = true
+
+// ReadFile decodes the video file at path with OpenCV's FFmpeg backend and
+// returns the preprocessed frames of the segment [From, To), along with what
+// was learned about their timing (see AnalyzeTiming and the package
+// documentation for how frame times are obtained).
+//
+// Frame.Time is the container's presentation time (or Seq/FPS with an
+// override), and Frame.Wall is the time the file was opened plus Time. When
+// Timing.Irregular is false, the frames may be treated as evenly spaced at
+// Timing.FPS.
+//
+// Errors name the path and wrap fs.ErrNotExist, ErrNotVideo,
+// ErrInvalidOption, ErrEmptySegment, ErrTooManyFrames or the context's
+// error (ErrNoOpenCV in a nocv build).
+func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timing, error) {
+	fail := func(err error) ([]Frame, Timing, error) {
+		return nil, Timing{}, fmt.Errorf("stream: read %q: %w", path, err)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := opt.validate(); err != nil {
+		return fail(err)
+	}
+	if opt.MaxFrames == 0 {
+		opt.MaxFrames = DefaultMaxFrames
+	}
+	d, err := openFile(ctx, path, opt.Preprocess)
+	if err != nil {
+		return fail(err)
+	}
+	defer d.Close()
+	opened := time.Now()
+
+	var (
+		frames   []Frame
+		reliable []time.Duration // trustworthy presentation times of kept frames
+		from     = secondsToDuration(opt.From)
+		to       = secondsToDuration(opt.To)
+	)
+	err = d.each(ctx, func(m gocv.Mat, pts time.Duration, ok bool) error {
+		ft := pts
+		if opt.FPS > 0 {
+			ft = indexTime(d.seq, opt.FPS)
+		}
+		if to > 0 && ft >= to {
+			return errStopDecoding
+		}
+		if ft < from {
+			return nil
+		}
+		if len(frames) >= opt.MaxFrames {
+			return fmt.Errorf("MaxFrames = %d: the segment has more frames; narrow From/To or raise MaxFrames: %w", opt.MaxFrames, ErrTooManyFrames)
+		}
+		f, err := opt.Preprocess.Apply(m)
+		if err != nil {
+			return fmt.Errorf("frame %d: %w", d.seq, err)
+		}
+		f.Seq, f.Time, f.Wall = d.seq, ft, opened.Add(ft)
+		frames = append(frames, f)
+		if ok {
+			reliable = append(reliable, pts)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if d.seq == 0 {
+		return fail(fmt.Errorf("no frame could be decoded: %w", ErrNotVideo))
+	}
+	if len(frames) == 0 {
+		first, last := d.clock.first, d.clock.last
+		if opt.FPS > 0 {
+			first, last = 0, secondsToDuration(float64(d.seq-1)/opt.FPS)
+		}
+		return fail(fmt.Errorf("From = %v, To = %v: the %d decoded frames span %s–%s: %w",
+			opt.From, opt.To, d.seq, fmtSec(first), fmtSec(last), ErrEmptySegment))
+	}
+
+	t := AnalyzeTiming(reliable, d.clock.declared, opt.FPS)
+	t.Repaired, t.Failed = d.clock.repaired, d.failed
+	if d.failed > 0 {
+		t.Assumed += fmt.Sprintf("; %d read(s) returned no image", d.failed)
+	}
+	if d.eof {
+		if lost := d.truncation(t); lost > 0 {
+			t.Failed += lost
+			t.Assumed += fmt.Sprintf("; decoding stopped at %s but the container lasts %s: about %d frame(s) lost (truncated or corrupt file)",
+				fmtSec(d.clock.last), fmtSec(d.containerDuration()), lost)
+		}
+	}
+	if d.clock.repaired > 0 {
+		t.Assumed += fmt.Sprintf("; %d frame time(s) reported by the decoder were unusable and extrapolated", d.clock.repaired)
+	}
+	return frames, t, nil
+}
+
+// decoder reads the frames of one opened capture, in order, with their
+// presentation times repaired by a ptsClock. ReadFile, FileSource and the
+// live sources all decode through it.
+type decoder struct {
+	cap           *capture
+	declaredCount float64 // CAP_PROP_FRAME_COUNT
+	clock         ptsClock
+	seq           int       // frames decoded so far
+	failed        int       // reads that returned no image
+	eof           bool          // Read reported the end of the stream
+	readStart     time.Time     // when the last Read call began
+	lastReadTook  time.Duration // how long the last successful Read took
+}
+
+// errStopDecoding, returned by a frameFunc, ends decoding without error.
+var errStopDecoding = errors.New("stop decoding")
+
+// frameFunc handles the decoded frame d.seq. m is valid only during the
+// call; ok reports whether pts is the decoder's own (not extrapolated).
+type frameFunc func(m gocv.Mat, pts time.Duration, ok bool) error
+
+// newDecoder wraps an opened capture; it takes ownership of c.
+func newDecoder(c *capture) *decoder {
+	declared := c.Get(gocv.VideoCaptureFPS)
+	if !validRate(declared) {
+		declared = 0
+	}
+	return &decoder{cap: c, clock: ptsClock{declared: declared}, declaredCount: c.Get(gocv.VideoCaptureFrameCount)}
+}
+
+// openFile opens the video file at path with the FFmpeg backend and checks
+// the preprocessing against its frame size. Errors wrap fs.ErrNotExist,
+// ErrNotVideo, ErrInvalidOption or the context's error.
+func openFile(ctx context.Context, path string, pre Preprocess) (*decoder, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file: %w", ErrNotVideo)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := openCapture(captureSpec{uri: path, api: capAPIFFmpeg})
+	if err != nil {
+		return nil, fmt.Errorf("FFmpeg cannot open it (%v): %w", err, ErrNotVideo)
+	}
+	d := newDecoder(c)
+	if err := d.checkFrame(pre); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// checkFrame checks pre against the frame size the capture declares, if it
+// declares one.
+func (d *decoder) checkFrame(pre Preprocess) error {
+	w, h := int(d.cap.Get(gocv.VideoCaptureFrameWidth)), int(d.cap.Get(gocv.VideoCaptureFrameHeight))
+	if w > 0 && h > 0 {
+		return pre.CheckFrame(w, h)
+	}
+	return nil
+}
+
+// Close releases the capture.
+func (d *decoder) Close() { d.cap.Close() }
+
+// each decodes frames and calls fn for each, until the end of the stream
+// (it returns nil with d.eof set), until fn returns errStopDecoding (nil),
+// or until fn or decoding fails or ctx is done (the error).
+func (d *decoder) each(ctx context.Context, fn frameFunc) error {
+	mat := gocv.NewMat()
+	defer mat.Close()
+	empty := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.readStart = time.Now()
+		if !d.cap.Read(&mat) {
+			d.eof = true
+			return nil
+		}
+		d.lastReadTook = time.Since(d.readStart)
+		if mat.Empty() {
+			d.failed++
+			if empty++; empty > maxEmptyReads {
+				return fmt.Errorf("%d consecutive reads returned no image after frame %d: %w", empty, d.seq, ErrNotVideo)
+			}
+			continue
+		}
+		empty = 0
+		pts, ok := d.clock.next(d.cap.Get(gocv.VideoCapturePosMsec))
+		if err := fn(mat, pts, ok); err != nil {
+			if errors.Is(err, errStopDecoding) {
+				return nil
+			}
+			return err
+		}
+		d.seq++
+	}
+}
+
+// containerDuration is the duration the container declares, as OpenCV
+// derives it: frame count / declared rate (0 if unknown).
+func (d *decoder) containerDuration() time.Duration {
+	if d.clock.declared <= 0 || !(d.declaredCount > 0) || d.declaredCount > 1e12 {
+		return 0
+	}
+	return secondsToDuration(d.declaredCount / d.clock.declared)
+}
+
+// truncation estimates how many frames were lost when decoding stopped
+// before the end the container promises. Both the declared frame count and
+// the declared duration must be short of the decoded ones by more than one
+// frame. For containers without a frame index OpenCV estimates the count
+// from duration × rate, so one frame of difference is rounding.
+func (d *decoder) truncation(t Timing) int {
+	step := t.MedianStep
+	dur := d.containerDuration()
+	if step <= 0 || dur <= 0 {
+		return 0
+	}
+	byTime := math.Round(float64(dur-(d.clock.last+step)) / float64(step))
+	byCount := math.Round(d.declaredCount) - float64(d.seq)
+	lost := math.Min(byTime, byCount)
+	if lost <= 1 {
+		return 0
+	}
+	return int(lost)
+}

@@ -1,0 +1,216 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the live sources.
+const (
+	// DefaultStallTimeout is the Timeout of RTSPOptions and V4L2Options
+	// when they are 0.
+	DefaultStallTimeout = 5 * time.Second
+	// DefaultOpenTimeout is RTSPOptions.OpenTimeout when it is 0.
+	DefaultOpenTimeout = 10 * time.Second
+	// minLiveTimeout bounds the timeouts from below.
+	minLiveTimeout = 100 * time.Millisecond
+	// maxLiveTimeout bounds the timeouts from above (OpenCV takes them as
+	// int milliseconds).
+	maxLiveTimeout = 24 * time.Hour
+	// watchdogGrace is how much longer than a timeout Run waits before
+	// giving up on a read that OpenCV's own timeout failed to end.
+	watchdogGrace = 2 * time.Second
+	// stallFraction: a read that fails after at least this fraction of the
+	// stall timeout failed because of the timeout.
+	stallFraction = 0.9
+)
+
+// RTSP transports (RTSPOptions.Transport).
+const (
+	// TransportTCP interleaves RTP in the RTSP TCP connection (the default).
+	TransportTCP = "tcp"
+	// TransportUDP receives RTP over UDP.
+	TransportUDP = "udp"
+)
+
+// RTSPOptions configures an RTSPSource.
+type RTSPOptions struct {
+	Preprocess
+	// Transport is TransportTCP (default, also for "") or TransportUDP.
+	// TCP leaves OpenCV's own setting, which asks FFmpeg to prefer
+	// interleaved TCP; UDP must be set through the process-wide
+	// OPENCV_FFMPEG_CAPTURE_OPTIONS variable, which this package sets only
+	// for the duration of the open, under a lock (see the package
+	// documentation). If the variable is already set in the environment,
+	// its options are kept and rtsp_transport is added for TCP as well.
+	Transport string
+	// Timeout is how long the stream may deliver no frame before Run
+	// returns an error wrapping ErrStalled (0 = DefaultStallTimeout). It is
+	// passed to OpenCV as CAP_PROP_READ_TIMEOUT_MSEC, so a hung server can
+	// not block a read for FFmpeg's default 30 s.
+	Timeout time.Duration
+	// OpenTimeout bounds connecting, DESCRIBE/SETUP/PLAY and probing the
+	// stream (0 = DefaultOpenTimeout); CAP_PROP_OPEN_TIMEOUT_MSEC.
+	OpenTimeout time.Duration
+}
+
+// RTSPSource reads an RTSP camera through OpenCV's FFmpeg backend. Frame
+// times are presentation times (CAP_PROP_POS_MSEC, from the RTP
+// timestamps), rebased so that the first frame has Time 0, with the
+// repairs of the package documentation; Wall is the arrival time of the
+// first frame plus Time. There is no reconnection inside the source: when
+// the stream stalls, ends or fails, Run returns, and the caller decides
+// whether to call Run again. It is immutable after construction.
+type RTSPSource struct {
+	url  string
+	name string
+	opt  RTSPOptions
+}
+
+// NewRTSPSource checks the URL (rtsp:// or rtsps:// with a host) and the
+// options; it does not connect. Errors name the URL without credentials
+// and wrap ErrInvalidOption, or ErrNoOpenCV in a nocv build.
+func NewRTSPSource(rawURL string, opt RTSPOptions) (*RTSPSource, error) {
+	s := &RTSPSource{url: rawURL, name: redactURL(rawURL)}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, s.wrap(fmt.Errorf("not a URL: %w", ErrInvalidOption)) // err may echo the password
+	}
+	if u.Scheme != "rtsp" && u.Scheme != "rtsps" {
+		return nil, s.wrap(fmt.Errorf("scheme %q: want rtsp or rtsps: %w", u.Scheme, ErrInvalidOption))
+	}
+	if u.Hostname() == "" {
+		return nil, s.wrap(fmt.Errorf("no host: %w", ErrInvalidOption))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
+			return nil, s.wrap(fmt.Errorf("port %q: %w", p, ErrInvalidOption))
+		}
+	}
+	switch strings.ToLower(opt.Transport) {
+	case "", TransportTCP:
+		opt.Transport = TransportTCP
+	case TransportUDP:
+		opt.Transport = TransportUDP
+	default:
+		return nil, s.wrap(fmt.Errorf("Transport = %q: want %q or %q: %w", opt.Transport, TransportTCP, TransportUDP, ErrInvalidOption))
+	}
+	if opt.Timeout, err = liveTimeout("Timeout", opt.Timeout, DefaultStallTimeout); err != nil {
+		return nil, s.wrap(err)
+	}
+	if opt.OpenTimeout, err = liveTimeout("OpenTimeout", opt.OpenTimeout, DefaultOpenTimeout); err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := opt.Preprocess.Validate(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if !haveOpenCV {
+		return nil, s.wrap(ErrNoOpenCV)
+	}
+	s.opt = opt
+	return s, nil
+}
+
+// Name returns the URL without userinfo (and with credential-like query
+// values redacted), e.g. "rtsp://camera.local:554/stream1".
+func (s *RTSPSource) Name() string { return s.name }
+
+// Options returns the options with defaults applied.
+func (s *RTSPSource) Options() RTSPOptions { return s.opt }
+
+func (s *RTSPSource) wrap(err error) error { return fmt.Errorf("stream: %s: %w", s.name, err) }
+
+// Run connects and emits frames until ctx is done (ctx.Err()), emit fails
+// (its error), or the stream fails: no frame for Timeout (an error
+// wrapping ErrStalled, also when opening takes longer than OpenTimeout),
+// the server cannot be reached or refuses the stream (ErrUnavailable), or
+// the stream ends (an error wrapping io.EOF). Errors name the source.
+func (s *RTSPSource) Run(ctx context.Context, emit func(Frame) error) error {
+	return s.run(ctx, emit)
+}
+
+// V4L2Options configures a V4L2Source.
+type V4L2Options struct {
+	Preprocess
+	// Width, Height and FPS request a capture format from the driver; 0
+	// keeps the driver's. The driver may pick the nearest it supports.
+	Width, Height int
+	FPS           float64
+	// Timeout is how long the camera may deliver no frame before Run
+	// returns an error wrapping ErrStalled (0 = DefaultStallTimeout).
+	Timeout time.Duration
+}
+
+// V4L2Source reads a local camera through OpenCV's V4L2 backend. Frame
+// times are the driver's buffer timestamps (CAP_PROP_POS_MSEC) rebased to
+// 0 at the first frame, with the repairs of the package documentation;
+// Wall is the arrival time of the first frame plus Time. It is immutable
+// after construction.
+type V4L2Source struct {
+	device string // as given
+	path   string // device node
+	index  int    // device index, or -1 when given by path
+	opt    V4L2Options
+}
+
+// NewV4L2Source checks the device name — an index such as "0" (meaning
+// /dev/video0) or a path such as "/dev/video0" — and the options; it does
+// not open the device, which may appear later. Errors name the device and
+// wrap ErrInvalidOption, or ErrNoOpenCV in a nocv build.
+func NewV4L2Source(device string, opt V4L2Options) (*V4L2Source, error) {
+	s := &V4L2Source{device: device, index: -1, path: device}
+	if n, err := strconv.Atoi(device); err == nil {
+		if n < 0 || n > 1<<16 {
+			return nil, s.wrap(fmt.Errorf("device index %d: %w", n, ErrInvalidOption))
+		}
+		s.index, s.path = n, "/dev/video"+device
+	} else if !strings.HasPrefix(device, "/") {
+		return nil, s.wrap(fmt.Errorf("want a device index such as 0 or a path such as /dev/video0: %w", ErrInvalidOption))
+	}
+	if opt.Width < 0 || opt.Height < 0 || opt.Width > 1<<16 || opt.Height > 1<<16 {
+		return nil, s.wrap(fmt.Errorf("Width×Height = %d×%d: %w", opt.Width, opt.Height, ErrInvalidOption))
+	}
+	if !(opt.FPS == 0 || opt.FPS >= minFPS && opt.FPS <= 1e4) {
+		return nil, s.wrap(fmt.Errorf("FPS = %v: %w", opt.FPS, ErrInvalidOption))
+	}
+	var err error
+	if opt.Timeout, err = liveTimeout("Timeout", opt.Timeout, DefaultStallTimeout); err != nil {
+		return nil, s.wrap(err)
+	}
+	if err := opt.Preprocess.Validate(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if !haveOpenCV {
+		return nil, s.wrap(ErrNoOpenCV)
+	}
+	s.opt = opt
+	return s, nil
+}
+
+// Name returns "v4l2:" followed by the device node, e.g. "v4l2:/dev/video0".
+func (s *V4L2Source) Name() string { return "v4l2:" + s.path }
+
+func (s *V4L2Source) wrap(err error) error { return fmt.Errorf("stream: %s: %w", s.Name(), err) }
+
+// Run opens the camera and emits frames until ctx is done (ctx.Err()),
+// emit fails (its error), or the camera fails: missing or busy
+// (ErrUnavailable, and fs.ErrNotExist for a missing device node), or no
+// frame for Timeout (ErrStalled). Errors name the device.
+func (s *V4L2Source) Run(ctx context.Context, emit func(Frame) error) error {
+	return s.run(ctx, emit)
+}
+
+// liveTimeout applies the default and checks a timeout option.
+func liveTimeout(field string, d, def time.Duration) (time.Duration, error) {
+	if d == 0 {
+		return def, nil
+	}
+	if d < minLiveTimeout || d > maxLiveTimeout {
+		return 0, fmt.Errorf("%s = %v: must be in [%v, %v] (0 = %v): %w", field, d, minLiveTimeout, maxLiveTimeout, def, ErrInvalidOption)
+	}
+	return d, nil
+}

@@ -1,0 +1,78 @@
+//go:build !nocv
+
+package stream
+
+import (
+	"fmt"
+	"image"
+
+	"gocv.io/x/gocv"
+)
+
+// Apply preprocesses one image. src must be an 8-bit gocv.Mat with 1 (gray),
+// 3 (BGR) or 4 (BGRA) channels. It is not modified. The returned Frame has W,
+// H and Pix set; the caller fills in Seq, Time and Wall.
+//
+// Gray levels are converted to float64 before resizing, so area
+// interpolation keeps sub-level precision when it downsamples.
+func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
+	if src.Empty() {
+		return Frame{}, fmt.Errorf("empty image: %w", ErrInvalidOption)
+	}
+	if err := p.CheckFrame(src.Cols(), src.Rows()); err != nil {
+		return Frame{}, err
+	}
+	var (
+		code    gocv.ColorConversionCode
+		convert = true
+	)
+	switch src.Type() {
+	case gocv.MatTypeCV8UC1:
+		convert = false
+	case gocv.MatTypeCV8UC3:
+		code = gocv.ColorBGRToGray
+	case gocv.MatTypeCV8UC4:
+		code = gocv.ColorBGRAToGray
+	default:
+		return Frame{}, fmt.Errorf("image type %v: want 8-bit gray, BGR or BGRA: %w", src.Type(), ErrInvalidOption)
+	}
+
+	crop := src
+	if !p.ROI.IsZero() {
+		r := p.ROI
+		crop = src.Region(image.Rect(r.X, r.Y, r.X+r.W, r.Y+r.H))
+		defer crop.Close()
+	}
+	gray := crop
+	if convert {
+		gray = gocv.NewMat()
+		defer gray.Close()
+		gocv.CvtColor(crop, &gray, code)
+	}
+	full := gocv.NewMat() // gray levels 0..255 as float64
+	defer full.Close()
+	gray.ConvertTo(&full, gocv.MatTypeCV64F)
+	f := &full
+	if p.Size > 0 && (full.Cols() != p.Size || full.Rows() != p.Size) {
+		small := gocv.NewMat()
+		defer small.Close()
+		gocv.Resize(full, &small, image.Pt(p.Size, p.Size), 0, 0, gocv.InterpolationArea)
+		f = &small
+	}
+	data, err := f.DataPtrFloat64()
+	if err != nil {
+		return Frame{}, fmt.Errorf("reading pixels: %w", err)
+	}
+	w, h := f.Cols(), f.Rows()
+	if len(data) != w*h {
+		return Frame{}, fmt.Errorf("got %d pixels for a %dx%d image: %w", len(data), w, h, ErrInvalidOption)
+	}
+	pix := make([]float64, len(data))
+	for i, v := range data {
+		pix[i] = v / 255
+	}
+	if p.Binarize {
+		binarize(pix, p.Threshold)
+	}
+	return Frame{W: w, H: h, Pix: pix}, nil
+}

@@ -1,0 +1,134 @@
+package stream
+
+import "math"
+
+// resizeArea resizes the w×h image src (row-major float64) to dw×dh the
+// way OpenCV 4.6's cv::resize does with INTER_AREA on a CV_64F image:
+//
+//   - when the image shrinks (or keeps its size) along both axes, every
+//     output pixel is the area-weighted mean of the source pixels its cell
+//     covers (OpenCV's resizeArea; its integer-factor fast path computes
+//     the same block means);
+//   - otherwise OpenCV falls back to bilinear interpolation with
+//     "area-mode" coefficients, reproduced here: for output index d the
+//     source index is s = ⌊d·scale⌋ and the weight of s+1 is the fractional
+//     part of (d+1) − (s+1)/scale, clamped at the borders.
+//
+// OpenCV stores the weights as float32; they are rounded the same way here
+// where it matters for the bilinear branch, and kept in float64 for the
+// area branch (a difference below 1e-6 gray levels).
+func resizeArea(src []float64, w, h, dw, dh int) []float64 {
+	invX, invY := float64(dw)/float64(w), float64(dh)/float64(h)
+	scaleX, scaleY := 1/invX, 1/invY
+	if scaleX >= 1 && scaleY >= 1 {
+		return resizeAreaMean(src, w, h, dw, dh, scaleX, scaleY)
+	}
+	return resizeAreaLinear(src, w, h, dw, dh, scaleX, scaleY, invX, invY)
+}
+
+// areaWeight is one term of an output pixel's area mean: the source index
+// si contributes alpha to output index di.
+type areaWeight struct {
+	di, si int
+	alpha  float64
+}
+
+// areaTable is OpenCV's computeResizeAreaTab for one axis.
+func areaTable(ssize, dsize int, scale float64) []areaWeight {
+	tab := make([]areaWeight, 0, 2*ssize)
+	for dx := 0; dx < dsize; dx++ {
+		fsx1 := float64(dx) * scale
+		fsx2 := fsx1 + scale
+		cellWidth := math.Min(scale, float64(ssize)-fsx1)
+		sx1, sx2 := int(math.Ceil(fsx1)), int(math.Floor(fsx2))
+		sx2 = min(sx2, ssize-1)
+		sx1 = min(sx1, sx2)
+		if float64(sx1)-fsx1 > 1e-3 {
+			tab = append(tab, areaWeight{dx, sx1 - 1, (float64(sx1) - fsx1) / cellWidth})
+		}
+		for sx := sx1; sx < sx2; sx++ {
+			tab = append(tab, areaWeight{dx, sx, 1 / cellWidth})
+		}
+		if fsx2-float64(sx2) > 1e-3 {
+			tab = append(tab, areaWeight{dx, sx2, math.Min(math.Min(fsx2-float64(sx2), 1), cellWidth) / cellWidth})
+		}
+	}
+	return tab
+}
+
+// resizeAreaMean is the area-average branch: separable weights, rows first.
+func resizeAreaMean(src []float64, w, h, dw, dh int, scaleX, scaleY float64) []float64 {
+	xtab, ytab := areaTable(w, dw, scaleX), areaTable(h, dh, scaleY)
+	tmp := make([]float64, h*dw) // each source row resized horizontally
+	for y := 0; y < h; y++ {
+		row, out := src[y*w:(y+1)*w], tmp[y*dw:(y+1)*dw]
+		for _, t := range xtab {
+			out[t.di] += row[t.si] * t.alpha
+		}
+	}
+	dst := make([]float64, dw*dh)
+	for _, t := range ytab {
+		row, out := tmp[t.si*dw:(t.si+1)*dw], dst[t.di*dw:(t.di+1)*dw]
+		for x, v := range row {
+			out[x] += v * t.alpha
+		}
+	}
+	return dst
+}
+
+// linearTable returns, for each output index, the first source index and
+// the two interpolation weights of OpenCV's area-mode bilinear resize.
+func linearTable(ssize, dsize int, scale, inv float64) (ofs []int, a0, a1 []float64) {
+	ofs, a0, a1 = make([]int, dsize), make([]float64, dsize), make([]float64, dsize)
+	for d := range dsize {
+		s := int(math.Floor(float64(d) * scale))
+		f := float32(float64(d+1) - float64(s+1)*inv)
+		if f <= 0 {
+			f = 0
+		} else {
+			f -= float32(math.Floor(float64(f)))
+		}
+		if s < 0 {
+			s, f = 0, 0
+		}
+		if s >= ssize-1 {
+			s, f = ssize-1, 0
+		}
+		ofs[d], a0[d], a1[d] = s, float64(1-f), float64(f)
+	}
+	return ofs, a0, a1
+}
+
+// resizeAreaLinear is the bilinear branch used when the image grows along
+// at least one axis.
+func resizeAreaLinear(src []float64, w, h, dw, dh int, scaleX, scaleY, invX, invY float64) []float64 {
+	xofs, xa0, xa1 := linearTable(w, dw, scaleX, invX)
+	yofs, ya0, ya1 := linearTable(h, dh, scaleY, invY)
+	hrow := func(y int, out []float64) {
+		row := src[y*w : (y+1)*w]
+		for d, s := range xofs {
+			v := row[s] * xa0[d]
+			if xa1[d] != 0 {
+				v += row[s+1] * xa1[d]
+			}
+			out[d] = v
+		}
+	}
+	r0, r1 := make([]float64, dw), make([]float64, dw)
+	dst := make([]float64, dw*dh)
+	for d, s := range yofs {
+		hrow(s, r0)
+		out := dst[d*dw : (d+1)*dw]
+		if ya1[d] == 0 {
+			for x := range out {
+				out[x] = r0[x] * ya0[d]
+			}
+			continue
+		}
+		hrow(min(s+1, h-1), r1)
+		for x := range out {
+			out[x] = r0[x]*ya0[d] + r1[x]*ya1[d]
+		}
+	}
+	return dst
+}

@@ -1,0 +1,183 @@
+package window
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/sim"
+	"github.com/physd/physd/stream"
+)
+
+// streamFrames renders a scene as a camera stream: Seq, Time and Pix.
+func streamFrames(t *testing.T, s sim.Scene) []stream.Frame {
+	t.Helper()
+	fs, _, err := sim.Render(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]stream.Frame, len(fs))
+	for i, f := range fs {
+		px := make([]float64, len(f.Pix))
+		for j, v := range f.Pix {
+			px[j] = float64(v) / 255
+		}
+		out[i] = stream.Frame{Seq: i, Time: time.Duration(float64(i) / s.FPS * float64(time.Second)), W: f.Rect.Dx(), H: f.Rect.Dy(), Pix: px}
+	}
+	return out
+}
+
+func clipOf(w *Window) estimator.Clip {
+	c := estimator.Clip{W: w.Frames[0].W, H: w.Frames[0].H, Dt: w.Dt}
+	for _, f := range w.Frames {
+		c.Frames = append(c.Frames, f.Pix)
+	}
+	return c
+}
+
+func TestSlicerWindowsAndBreaks(t *testing.T) {
+	s, err := NewSlicer(SlicerOptions{Length: time.Second, Hop: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := 50 * time.Millisecond
+	var wins []*Window
+	var breaks []*Break
+	seq, tm := 0, time.Duration(0)
+	push := func(n int) {
+		for range n {
+			// ±10 % jitter around the grid must not break anything.
+			j := time.Duration(float64(step) * 0.1 * math.Sin(float64(seq)))
+			w, b := s.Push(stream.Frame{Seq: seq, Time: tm + j, W: 1, H: 1, Pix: []float64{0}})
+			if w != nil {
+				wins = append(wins, w)
+			}
+			if b != nil {
+				breaks = append(breaks, b)
+			}
+			seq++
+			tm += step
+		}
+	}
+	push(41) // 2 s: windows at 1 s, 1.5 s, 2 s
+	if len(wins) != 3 || len(breaks) != 0 {
+		t.Fatalf("got %d windows, %d breaks; want 3, 0", len(wins), len(breaks))
+	}
+	for _, w := range wins {
+		if len(w.Frames) != 21 || math.Abs(w.Dt-0.05) > 0.006 || w.Jitter > 0.25 {
+			t.Errorf("window of %d frames, dt %g, jitter %g", len(w.Frames), w.Dt, w.Jitter)
+		}
+	}
+	tm += 3 * step // a gap of 4 steps
+	push(10)
+	seq += 2 // two dropped frames
+	push(30)
+	if len(breaks) != 2 {
+		t.Fatalf("breaks = %v, want the gap and the drop", breaks)
+	}
+	for _, w := range wins[3:] {
+		for i := 1; i < len(w.Frames); i++ {
+			if w.Frames[i].Seq != w.Frames[i-1].Seq+1 {
+				t.Fatalf("window spans a break between frames %d and %d", w.Frames[i-1].Seq, w.Frames[i].Seq)
+			}
+		}
+	}
+	if len(wins) != 4 {
+		t.Errorf("after the breaks got %d windows, want 1 (30 frames after the drop)", len(wins)-3)
+	}
+	if _, err := NewSlicer(SlicerOptions{Length: time.Second, Hop: 2 * time.Second}); err == nil {
+		t.Error("hop > length accepted")
+	}
+}
+
+// TestLearnerStream runs the online learner over the sliding windows of a
+// 14 s underdamped pendulum stream: the first window starts cold, the rest
+// are warm and certified within the accuracy bar, and an encoder restored
+// from a checkpoint certifies the next window with less training time than
+// a cold start.
+func TestLearnerStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders and fits a stream")
+	}
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	frames := streamFrames(t, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: 14, FPS: 20, Size: 64, Seed: 3})
+	p, err := estimator.LookupPreset(estimator.DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := estimator.LearnerOptions{Preset: p, Steps: 30, Replay: 2, Seed: 1}
+	l, err := estimator.NewLearner(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSlicer(SlicerOptions{Length: 4712 * time.Millisecond, Hop: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	var wins []*Window
+	for _, f := range frames {
+		if w, _ := s.Push(f); w != nil {
+			wins = append(wins, w)
+		}
+	}
+	if len(wins) < 4 {
+		t.Fatalf("%d windows", len(wins))
+	}
+	ctx := context.Background()
+	var cold time.Duration
+	for i, w := range wins[:len(wins)-1] {
+		o, err := l.Window(ctx, []estimator.Clip{clipOf(w)}, accept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := Certify(o.Result, Thresholds{})
+		t.Logf("window %d [%v, %v]: cold %v, %d steps in %v, γ0 %.4f γ1 %.4f, %s", i, w.Start(), w.End(), o.Cold, o.TrainSteps, o.TrainTime.Round(time.Millisecond), o.Gamma0, o.Gamma1, v.Status)
+		if o.Cold != (i == 0) {
+			t.Errorf("window %d: cold = %v", i, o.Cold)
+		}
+		if i == 0 {
+			cold = o.TrainTime
+		}
+		if !v.Certified || math.Abs(o.Gamma0-g0) > 0.005*g0 || math.Abs(o.Gamma1-g1) > 0.004 {
+			t.Errorf("window %d: γ0 %.4f γ1 %.4f %s %v", i, o.Gamma0, o.Gamma1, v.Status, v.Reasons)
+		}
+	}
+	var buf bytes.Buffer
+	if err := l.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	blob := buf.Bytes()
+	restored, _ := estimator.NewLearner(opt)
+	if err := restored.Load(bytes.NewReader(blob)); err != nil {
+		t.Fatal(err)
+	}
+	if restored.Version() != l.Version() || restored.TotalSteps() != l.TotalSteps() {
+		t.Errorf("restored version %d steps %d, saved %d %d", restored.Version(), restored.TotalSteps(), l.Version(), l.TotalSteps())
+	}
+	last := wins[len(wins)-1]
+	o, err := restored.Window(ctx, []estimator.Clip{clipOf(last)}, accept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restored: cold %v, %d steps in %v (cold start took %v)", o.Cold, o.TrainSteps, o.TrainTime, cold)
+	if o.Cold || !Certify(o.Result, Thresholds{}).Certified {
+		t.Errorf("restored encoder: cold %v, verdict %v", o.Cold, Certify(o.Result, Thresholds{}).Reasons)
+	}
+	// A torn checkpoint is detected, and the learner is left as it was.
+	torn, _ := estimator.NewLearner(opt)
+	if err := torn.Load(bytes.NewReader(blob[:len(blob)-7])); !errors.Is(err, nn.ErrCheckpoint) || torn.Ready() {
+		t.Errorf("torn checkpoint: err %v, ready %v", err, torn.Ready())
+	}
+	other := opt
+	other.Preset.Name = "other"
+	mis, _ := estimator.NewLearner(other)
+	if err := mis.Load(bytes.NewReader(blob)); !errors.Is(err, estimator.ErrCheckpointMismatch) {
+		t.Errorf("mismatched preset: %v", err)
+	}
+}

@@ -1,0 +1,177 @@
+package window
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/physd/physd/stream"
+)
+
+// SlicerOptions configure a Slicer.
+type SlicerOptions struct {
+	// Length and Hop are the window's span and the time between the
+	// starts of consecutive windows.
+	Length, Hop time.Duration
+	// MaxGap: a step longer than MaxGap × the nominal step is a gap; a
+	// window never spans one. Default 1.5.
+	MaxGap float64
+	// FPS, when positive, fixes the nominal step at 1/FPS (a configured
+	// override); otherwise it is the median of the recent steps.
+	FPS float64
+}
+
+// Validate reports options a Slicer cannot work with.
+func (o SlicerOptions) Validate() error {
+	if o.Length <= 0 || o.Hop <= 0 || o.Hop > o.Length {
+		return fmt.Errorf("window: length %v and hop %v: need 0 < hop ≤ length", o.Length, o.Hop)
+	}
+	if o.MaxGap != 0 && !(o.MaxGap > 1) {
+		return fmt.Errorf("window: max_gap %g must exceed 1", o.MaxGap)
+	}
+	return nil
+}
+
+// Window is a run of consecutive, evenly spaced frames of one camera.
+type Window struct {
+	Frames []stream.Frame
+	// Dt is the step the frames are taken to be spaced by (seconds).
+	Dt float64
+	// Jitter is the largest |step − Dt| / Dt inside the window.
+	Jitter float64
+}
+
+// Start and End are the presentation times of the first and last frames.
+func (w Window) Start() time.Duration { return w.Frames[0].Time }
+
+// End is the presentation time of the last frame.
+func (w Window) End() time.Duration { return w.Frames[len(w.Frames)-1].Time }
+
+// Break is why a Slicer restarted its buffer.
+type Break struct {
+	Seq    int
+	Time   time.Duration
+	Reason string
+}
+
+// Slicer cuts one camera's frame stream into sliding windows. Its rule for
+// timestamps, which every source shares:
+//
+//   - the nominal step is 1/FPS when configured, else the median of the
+//     last 31 steps;
+//   - a step longer than MaxGap × nominal, a jump in Seq (a dropped frame)
+//     or a time that does not increase is a break: frames before it never
+//     share a window with frames after it, so no difference is taken
+//     across a gap;
+//   - a step shorter than half the nominal step is a duplicate and the
+//     frame is dropped;
+//   - any other step counts as jitter around the even grid: the window's
+//     frames are taken as spaced by its median step (Window.Jitter says how
+//     far they strayed). Cameras stamp frames with tens of milliseconds of
+//     jitter while capturing on a fixed clock; resampling on the jittered
+//     stamps would add noise, not remove it.
+type Slicer struct {
+	opt     SlicerOptions
+	buf     []stream.Frame
+	steps   []time.Duration // recent steps, for the nominal step
+	sinceWn int             // frames since the last emitted window
+	emitted bool
+	last    *stream.Frame
+	// Dropped counts duplicate frames dropped; Breaks counts breaks.
+	Dropped, Breaks int
+}
+
+// NewSlicer returns a Slicer; the options must be valid.
+func NewSlicer(opt SlicerOptions) (*Slicer, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.MaxGap == 0 {
+		opt.MaxGap = 1.5
+	}
+	return &Slicer{opt: opt}, nil
+}
+
+func (s *Slicer) nominal() time.Duration {
+	if s.opt.FPS > 0 {
+		return time.Duration(float64(time.Second) / s.opt.FPS)
+	}
+	if len(s.steps) == 0 {
+		return 0
+	}
+	c := slices.Clone(s.steps)
+	slices.Sort(c)
+	return c[len(c)/2]
+}
+
+// Push adds a frame. It returns a window when one is complete, and a
+// Break when the frame could not continue the current run.
+func (s *Slicer) Push(f stream.Frame) (*Window, *Break) {
+	var brk *Break
+	if s.last != nil {
+		step := f.Time - s.last.Time
+		nom := s.nominal()
+		switch {
+		case f.Seq != s.last.Seq+1:
+			brk = &Break{f.Seq, f.Time, fmt.Sprintf("%d frame(s) dropped before frame %d", f.Seq-s.last.Seq-1, f.Seq)}
+		case step <= 0:
+			brk = &Break{f.Seq, f.Time, fmt.Sprintf("frame %d time %v does not follow %v", f.Seq, f.Time, s.last.Time)}
+		case nom > 0 && float64(step) > s.opt.MaxGap*float64(nom):
+			brk = &Break{f.Seq, f.Time, fmt.Sprintf("gap of %v before frame %d (nominal step %v)", step, f.Seq, nom)}
+		case nom > 0 && float64(step) < 0.5*float64(nom):
+			s.Dropped++
+			return nil, nil
+		default:
+			s.steps = append(s.steps, step)
+			if len(s.steps) > 31 {
+				s.steps = s.steps[1:]
+			}
+		}
+	}
+	fc := f
+	s.last = &fc
+	if brk != nil {
+		s.Breaks++
+		s.buf = s.buf[:0]
+		s.sinceWn = 0
+		s.emitted = false
+	}
+	s.buf = append(s.buf, f)
+	s.sinceWn++
+	nom := s.nominal()
+	if nom <= 0 {
+		return nil, brk
+	}
+	n := int(float64(s.opt.Length)/float64(nom)+0.5) + 1
+	hop := max(1, int(float64(s.opt.Hop)/float64(nom)+0.5))
+	if len(s.buf) > n {
+		s.buf = slices.Delete(s.buf, 0, len(s.buf)-n)
+	}
+	if len(s.buf) < n || (s.emitted && s.sinceWn < hop) {
+		return nil, brk
+	}
+	s.emitted, s.sinceWn = true, 0
+	w := &Window{Frames: slices.Clone(s.buf)}
+	steps := make([]time.Duration, 0, n-1)
+	for i := 1; i < len(w.Frames); i++ {
+		steps = append(steps, w.Frames[i].Time-w.Frames[i-1].Time)
+	}
+	slices.Sort(steps)
+	med := steps[len(steps)/2]
+	if s.opt.FPS > 0 {
+		med = nom
+	}
+	w.Dt = med.Seconds()
+	for _, st := range steps {
+		j := abs(float64(st-med)) / float64(med)
+		w.Jitter = max(w.Jitter, j)
+	}
+	return w, brk
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
