@@ -137,10 +137,10 @@ type Embedded struct {
 type TLS struct {
 	// CAFile is a PEM bundle of the certificate authorities to trust.
 	CAFile string `yaml:"ca_file"`
-	// CertFile and KeyFile are the client certificate and its key (both or
-	// neither).
+	// CertFile is the client certificate (PEM); set together with KeyFile.
 	CertFile string `yaml:"cert_file"`
-	KeyFile  string `yaml:"key_file"`
+	// KeyFile is the client certificate's private key (PEM).
+	KeyFile string `yaml:"key_file"`
 }
 
 // JetStream configures the stream that keeps the published estimates.
@@ -271,8 +271,10 @@ type Camera struct {
 
 // ROI is a rectangle in source pixels; the zero value is the whole frame.
 type ROI struct {
+	// X and Y are the top-left corner (≥ 0).
 	X int `yaml:"x"`
 	Y int `yaml:"y"`
+	// W and H are the width and height (> 0 unless the whole ROI is zero).
 	W int `yaml:"w"`
 	H int `yaml:"h"`
 }
@@ -404,7 +406,7 @@ func Default() *Config {
 			ReconnectWait: 2 * time.Second,
 		},
 		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5},
-		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 0.002,
+		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 1e-4,
 			Quiet: time.Second, MaxLength: 10 * time.Second},
 		Estimator: Estimator{
 			Preset:          estimator.DefaultPreset,

@@ -84,12 +84,13 @@ func Diff(old, new *Config) (added, removed, changed []string) {
 	return added, removed, changed
 }
 
-// GlobalChanged returns the top-level keys (in file order: "state_dir",
-// "log", "http", "nats", and any section added later) of the sections that
-// differ between old and new and are not applied per camera, so that a
-// reload cannot apply them and the daemon needs a restart. Sections that
-// are applied per camera (windows, events, estimator, certify, alerts)
-// appear in Diff instead. A nil Config compares as Default().
+// GlobalChanged returns the top-level keys, in the order of Config's fields
+// ("state_dir", "log", "http", "nats", and any section added later), of the
+// sections that differ between old and new and are not applied per camera:
+// a camera reload does not apply them, and the daemon logs that they need a
+// restart. Sections applied per camera (windows, events, estimator,
+// certify, alerts) show up in Diff's changed list instead. A nil Config
+// compares as Default().
 func GlobalChanged(old, new *Config) []string {
 	if old == nil {
 		old = Default()

@@ -17,9 +17,12 @@ const maxSecretFile = 1 << 20
 // Secret is a configuration value that must not leak into logs: a token, an
 // nkey seed, or a URL that may hold credentials. In the config file it is
 // written as the literal value, as "env:NAME" (the value of the environment
-// variable NAME) or as "file:/path" (the contents of the file, surrounding
-// white space trimmed). Parse resolves the reference; a missing variable or
-// an unreadable, empty or oversized file is an error.
+// variable NAME, as is) or as "file:/path" (the contents of the file,
+// surrounding white space trimmed; a relative path is relative to the
+// working directory). Parse resolves the reference; an unset or empty
+// variable, or a file that is unreadable, empty, not a regular file or
+// larger than 1 MiB, is an error. There is no escape for a literal secret
+// that starts with "env:" or "file:".
 //
 // A Secret formats (with any fmt verb), logs (slog) and marshals (JSON,
 // YAML, text) as "[redacted]", or as "" when it is empty. Value returns the
@@ -100,7 +103,6 @@ func resolveSecret(ref string) (Secret, error) {
 		if !ok {
 			return Secret{}, fmt.Errorf("environment variable %s is not set", name)
 		}
-		v = strings.TrimSpace(v)
 		if v == "" {
 			return Secret{}, fmt.Errorf("environment variable %s is empty", name)
 		}

@@ -191,9 +191,9 @@ func (d *Daemon) Reload(next *config.Config) {
 		d.log.Warn("configuration changes that need a restart were not applied", "sections", g)
 	}
 	added, removed, changed := config.Diff(old, next)
-	// Keep the running globals; take the new cameras.
-	merged := *old
-	merged.Cameras = next.Cameras
+	// Take the new configuration except the sections that need a restart.
+	merged := *next
+	merged.StateDir, merged.Log, merged.HTTP, merged.NATS = old.StateDir, old.Log, old.HTTP, old.NATS
 	d.mu.Lock()
 	d.cfg = &merged
 	d.mu.Unlock()

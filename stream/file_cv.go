@@ -120,8 +120,8 @@ type decoder struct {
 	cap           *capture
 	declaredCount float64 // CAP_PROP_FRAME_COUNT
 	clock         ptsClock
-	seq           int       // frames decoded so far
-	failed        int       // reads that returned no image
+	seq           int           // frames decoded so far
+	failed        int           // reads that returned no image
 	eof           bool          // Read reported the end of the stream
 	readStart     time.Time     // when the last Read call began
 	lastReadTook  time.Duration // how long the last successful Read took

@@ -14,10 +14,13 @@ type Frame struct {
 	// from the container or the camera, not the time of arrival or
 	// decoding. With an FPS override it is Seq/FPS.
 	Time time.Duration
-	// Wall estimates the wall-clock time at which the frame was captured:
-	// for files and the synthetic camera the time the source was opened
-	// plus Time; for live cameras the arrival time of the first frame plus
-	// Time, so that Wall − Time is constant over one Run.
+	// Wall estimates the wall-clock time at which the frame was captured.
+	// For files and the synthetic camera it is the time the source was
+	// opened plus Time. For live cameras it follows Time from the arrival
+	// of the first frame, clamped so that it is never later than the
+	// frame's arrival: Wall − Time is constant except while frames arrive
+	// faster than real time (see "Live sources" in the package
+	// documentation).
 	Wall time.Time
 	// W and H are the frame's size in pixels after preprocessing.
 	W, H int

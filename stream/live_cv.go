@@ -67,6 +67,9 @@ func runLive(ctx context.Context, sp liveSpec, emit func(Frame) error) error {
 			if !opened {
 				return wrap(fmt.Errorf("did not open within %v: %w", time.Since(start).Round(time.Millisecond), ErrStalled))
 			}
+			if last.Pix == nil {
+				return wrap(fmt.Errorf("no first frame within %v of opening: %w", (sp.timeout + watchdogGrace).Round(time.Millisecond), ErrStalled))
+			}
 			return wrap(fmt.Errorf("no frame for %v after frame %d: %w", (sp.timeout + watchdogGrace).Round(time.Millisecond), last.Seq, ErrStalled))
 		case it := <-items:
 			switch {

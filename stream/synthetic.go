@@ -205,6 +205,9 @@ func (s *Synthetic) FramesPerEvent() int { return s.perEvent }
 // (returns its error). Frame k has Time = k/FPS and Wall = the start of
 // Run + Time; with Realtime, it is emitted no earlier than its Wall.
 func (s *Synthetic) Run(ctx context.Context, emit func(Frame) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	start := time.Now()
 	seq := 0
 	for ev := 0; ; ev++ {

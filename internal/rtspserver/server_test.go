@@ -145,4 +145,3 @@ func TestStartStopsWithContext(t *testing.T) {
 		t.Error("still accepting connections after ctx was canceled")
 	}
 }
-

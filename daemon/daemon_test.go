@@ -1,0 +1,238 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/sim"
+)
+
+// testConfig is the default configuration on a random loopback port.
+func testConfig() *config.Config {
+	cfg := config.Default()
+	cfg.NATS.Embedded.Listen = "127.0.0.1:0"
+	cfg.NATS.Heartbeat = time.Second
+	return cfg
+}
+
+// running is a daemon started by a test, stopped by the test.
+type running struct {
+	d      *Daemon
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func start(t *testing.T, cfg *config.Config, dir string) *running {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	d, err := New(cfg, Options{StateDir: dir, Logger: log, ShutdownTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{d: d, cancel: cancel, done: make(chan error, 1)}
+	ready := make(chan struct{})
+	go func() { r.done <- d.Run(ctx, func() { close(ready) }) }()
+	select {
+	case <-ready:
+	case err := <-r.done:
+		t.Fatalf("daemon exited at start: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not become ready in 30 s")
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *running) stop() {
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// collector subscribes to everything under physd.> and keeps the messages.
+type collector struct {
+	mu   sync.Mutex
+	msgs []*nats.Msg
+	nc   *nats.Conn
+}
+
+func collect(t *testing.T, url string) *collector {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{nc: nc}
+	if _, err := nc.Subscribe("physd.>", func(m *nats.Msg) {
+		c.mu.Lock()
+		c.msgs = append(c.msgs, m)
+		c.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return c
+}
+
+func (c *collector) kind(kind string) []*nats.Msg {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*nats.Msg
+	for _, m := range c.msgs {
+		if strings.HasSuffix(m.Subject, "."+kind) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor polls until cond holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func estimates(t *testing.T, c *collector) []*Estimate {
+	var out []*Estimate
+	for _, m := range c.kind(KindEstimate) {
+		e, err := DecodeEstimate(m.Data)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Subject, err)
+		}
+		if m.Header.Get(nats.MsgIdHdr) == "" {
+			t.Errorf("%s: no Nats-Msg-Id", m.Subject)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestSyntheticCameraEndToEnd runs the default configuration (embedded
+// NATS, synthetic underdamped pendulum in real time), checks that a
+// subscriber receives certified estimates within the estimator's accuracy
+// with their diagnostics and heartbeats, then restarts the daemon on the
+// same state directory: the restored encoder certifies without a cold
+// start.
+func TestSyntheticCameraEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon for tens of seconds")
+	}
+	dir := t.TempDir()
+	cfg := testConfig()
+	r := start(t, cfg, dir)
+	c := collect(t, r.d.NATSURL())
+	waitFor(t, 90*time.Second, "two certified estimates", func() bool { return len(c.kind(KindEstimate)) >= 2 })
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	for _, e := range estimates(t, c) {
+		t.Logf("estimate %s–%s γ0 %.5f ± %.5f γ1 %.5f ± %.5f f_n %.4f ζ %.4f encoder %+v", e.WindowStart.Format(time.StampMilli), e.WindowEnd.Format(time.StampMilli),
+			e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Fn, e.Zeta, e.Encoder)
+		if !e.Certified || e.Certificate.Status != "certified" || math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > 0.004 {
+			t.Errorf("estimate γ0 %.5f γ1 %.5f certified %v: want (%.4f, %.4f)", e.Gamma0, e.Gamma1, e.Certified, g0, g1)
+		}
+		if e.Camera != "pendulum" || !e.WindowEnd.After(e.WindowStart) || e.Frames < 90 || math.Abs(e.Fn-math.Sqrt(e.Gamma0)/(2*math.Pi)) > 1e-9 {
+			t.Errorf("estimate fields: %+v", e)
+		}
+	}
+	waitFor(t, 10*time.Second, "a status heartbeat", func() bool { return len(c.kind(KindStatus)) > 0 })
+	diags := c.kind(KindDiagnostic)
+	if len(diags) < 2 {
+		t.Errorf("%d diagnostics", len(diags))
+	}
+	var st Status
+	if err := json.Unmarshal(c.kind(KindStatus)[0].Data, &st); err != nil || st.Schema != SchemaStatus || st.Frames == 0 {
+		t.Errorf("status %+v: %v", st, err)
+	}
+	r.stop()
+	ckpt := filepath.Join(dir, "cameras", "pendulum", "encoder.ckpt")
+	if _, err := os.Stat(ckpt); err != nil {
+		t.Fatalf("no checkpoint after shutdown: %v", err)
+	}
+
+	r2 := start(t, cfg, dir)
+	c2 := collect(t, r2.d.NATSURL())
+	waitFor(t, 90*time.Second, "a certified estimate after restart", func() bool { return len(c2.kind(KindEstimate)) >= 1 })
+	e := estimates(t, c2)[0]
+	t.Logf("after restart: encoder %+v", e.Encoder)
+	if e.Encoder.Cold || e.Encoder.Version != 1 {
+		t.Errorf("after restart the encoder started cold: %+v", e.Encoder)
+	}
+}
+
+// TestEventsMode streams an overdamped pendulum knocked three times with
+// distinct velocities: the multi-trajectory mode certifies the three
+// events together, and no single event is ever certified.
+func TestEventsMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon for tens of seconds")
+	}
+	cfg := testConfig()
+	cam := &cfg.Cameras[0]
+	cam.Name = "spring"
+	cam.Mode = config.ModeEvents
+	y := &cam.Source.Synthetic
+	y.Regime, y.Z0, y.V0, y.EventEvery = sim.RegimeOverdamped, 70, []float64{-200, -600, -1000}, 8*time.Second
+	r := start(t, cfg, t.TempDir())
+	c := collect(t, r.d.NATSURL())
+	defer func() {
+		for _, m := range c.kind(KindDiagnostic) {
+			t.Logf("%s", m.Data[:min(len(m.Data), 400)])
+		}
+	}()
+	waitFor(t, 90*time.Second, "a certified multi-trajectory estimate", func() bool { return len(c.kind(KindEstimate)) >= 1 })
+	g1, g0 := sim.GroundTruth(sim.RegimeOverdamped)
+	for _, e := range estimates(t, c) {
+		t.Logf("estimate: %d events, γ0 %.4f γ1 %.4f", e.Events, e.Gamma0, e.Gamma1)
+		if e.Events < 3 {
+			t.Errorf("certified estimate from %d event(s)", e.Events)
+		}
+		if math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > 0.02*g1 {
+			t.Errorf("γ0 %.4f γ1 %.4f, want (%g, %g)", e.Gamma0, e.Gamma1, g0, g1)
+		}
+	}
+	singles := 0
+	for _, m := range c.kind(KindDiagnostic) {
+		var d Diagnostic
+		if err := json.Unmarshal(m.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Events == 1 && d.Verdict != "skipped" {
+			singles++
+			if d.Certified {
+				t.Errorf("a single event was certified: %+v", d)
+			}
+		}
+	}
+	if singles == 0 {
+		t.Error("no single-event diagnostics")
+	}
+}
