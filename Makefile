@@ -1,8 +1,11 @@
 # physd — build, test, benchmark, reproduce the paper.
 #
-#   make run     install what is missing, build, and run physd's main job on a
-#                built-in synthetic camera, printing a certified estimate
-#   make test    install what is missing, vet, and run every test
+#   make run     install what is missing, build, and run the daemon on its
+#                built-in default (embedded NATS, synthetic pendulum camera),
+#                printing certified estimates; RUN_FOR=0 runs until Ctrl-C
+#   make test    install what is missing, vet, run every test, verify the
+#                systemd unit and cross-compile for linux/arm64
+#   make install / uninstall   the binary, the systemd unit and /etc/physd
 #   make bench   speed and memory figures (cold start to a certified estimate)
 #   make paper   regenerate docs/paper-results.md (every table of Sec. 5 and the appendix)
 #   make lint    gofmt, go vet, staticcheck
@@ -12,9 +15,14 @@ BIN       := bin/physd
 PKGS      := ./...
 STATICCHECK_VERSION := 2025.1.1
 # Debian packages physd needs to build (cgo + OpenCV 4.6) and to encode video.
-APT_PKGS  := libopencv-dev ffmpeg pkg-config g++ gcc
+APT_PKGS  := libopencv-dev ffmpeg pkg-config g++ gcc systemd
 
-.PHONY: all deps build run test bench paper lint clean
+RUN_FOR   ?= 60s
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+UNITDIR   ?= /etc/systemd/system
+
+.PHONY: all deps build run test verify-unit cross bench paper lint install uninstall clean
 
 all: build
 
@@ -31,16 +39,47 @@ deps:
 build: deps
 	$(GO) build -o $(BIN) ./cmd/physd
 
-# run: the main job on the built-in default — a synthetic underdamped pendulum
-# (γ1 = 0.08, γ0 = 4.0016, 1.5π s, 20 fps) rendered to H.264 and estimated.
+# run: the daemon on the built-in default — embedded NATS on 127.0.0.1:4222
+# and one synthetic underdamped pendulum camera (γ1 = 0.08, γ0 = 4.0016,
+# 20 fps) — printing each certified estimate, for RUN_FOR (0: until Ctrl-C).
 run: build
-	@mkdir -p out
-	./$(BIN) sim --system pendulum --regime underdamped --z0 50 --duration 1.5pi out/pendulum.mp4
-	./$(BIN) estimate out/pendulum.mp4
+	./$(BIN) run --state-dir out/state --for $(RUN_FOR)
 
 test: deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(MAKE) --no-print-directory verify-unit cross
+
+# verify-unit: systemd-analyze verify must print nothing (any warning fails),
+# with ExecStart pointed at the binary just built.
+verify-unit: build
+	@tmp=$$(mktemp -d); sed "s#/usr/local/bin/physd#$(CURDIR)/$(BIN)#" systemd/physd.service > $$tmp/physd.service; \
+	out=$$(systemd-analyze verify $$tmp/physd.service 2>&1); rm -rf $$tmp; \
+	if [ -n "$$out" ]; then echo "$$out"; echo "systemd-analyze verify: warnings"; exit 1; fi; \
+	echo "systemd-analyze verify systemd/physd.service: clean"; \
+	systemd-analyze security --offline=yes systemd/physd.service 2>/dev/null | tail -1
+
+# cross: everything but the OpenCV-backed sources builds for linux/arm64
+# without cgo (tag nocv); the board builds the full binary natively.
+cross:
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags nocv -o /dev/null ./cmd/physd
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) vet -tags nocv $(PKGS)
+	@echo "linux/arm64 (nocv) cross-build: ok"
+
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/physd
+	install -D -m 0644 systemd/physd.service $(DESTDIR)$(UNITDIR)/physd.service
+	sed -i "s#/usr/local/bin/physd#$(PREFIX)/bin/physd#" $(DESTDIR)$(UNITDIR)/physd.service
+	install -d -m 0755 $(DESTDIR)/etc/physd
+	[ -e $(DESTDIR)/etc/physd/physd.yaml ] || install -m 0644 config/physd.example.yaml $(DESTDIR)/etc/physd/physd.yaml
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload && echo "installed; start with: systemctl enable --now physd"; fi
+
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl disable --now physd 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(PREFIX)/bin/physd $(DESTDIR)$(UNITDIR)/physd.service
+	@echo "left /etc/physd and /var/lib/physd in place (remove by hand to purge)"
 
 bench: build
 	$(GO) run ./cmd/bench -physd $(BIN)

@@ -236,3 +236,57 @@ func TestEventsMode(t *testing.T) {
 		t.Error("no single-event diagnostics")
 	}
 }
+
+// TestReloadAndBadCamera reloads the configuration with an extra synthetic
+// camera and an unreachable RTSP camera: the new ones start, the running
+// camera is not restarted, the broken one reports offline with its error,
+// and the others keep receiving frames.
+func TestReloadAndBadCamera(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon")
+	}
+	cfg := testConfig()
+	r := start(t, cfg, t.TempDir())
+	r.d.mu.Lock()
+	before := r.d.cameras["pendulum"]
+	r.d.mu.Unlock()
+
+	next := testConfig()
+	second := config.DefaultCamera()
+	second.Name = "second"
+	broken := config.DefaultCamera()
+	broken.Name = "broken"
+	broken.Source.Kind = config.KindRTSP
+	broken.Source.URL = config.NewSecret("rtsp://user:hunter2@127.0.0.1:1/cam")
+	broken.Source.Timeout = time.Second
+	next.Cameras = append(next.Cameras, second, broken)
+	r.d.Reload(next)
+
+	r.d.mu.Lock()
+	after := r.d.cameras["pendulum"]
+	n := len(r.d.cameras)
+	r.d.mu.Unlock()
+	if after != before || n != 3 {
+		t.Fatalf("after reload: pendulum restarted %v, %d cameras", after != before, n)
+	}
+	waitFor(t, 30*time.Second, "the broken camera offline and the others streaming", func() bool {
+		st := r.d.Statuses()
+		return st["broken"].State == "offline" && st["second"].Frames > 20 && st["pendulum"].Frames > 40
+	})
+	st := r.d.Statuses()["broken"]
+	t.Logf("broken camera: %s: %s (source %s)", st.State, st.Error, st.Source)
+	if strings.Contains(st.Error, "hunter2") || strings.Contains(st.Source, "hunter2") {
+		t.Errorf("credentials leaked into the status: %+v", st)
+	}
+	// Removing a camera stops it and leaves the others.
+	r.d.Reload(testConfig())
+	if got := r.d.Statuses(); len(got) != 1 || got["pendulum"].Frames == 0 {
+		t.Errorf("after removing: %v", got)
+	}
+	r.d.mu.Lock()
+	still := r.d.cameras["pendulum"]
+	r.d.mu.Unlock()
+	if still != before {
+		t.Error("removing other cameras restarted pendulum")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"io"
 	"math"
 	"net"
 	"os/exec"
@@ -263,6 +264,74 @@ func TestRTSPUnavailable(t *testing.T) {
 	}
 	if took > 3*time.Second {
 		t.Errorf("took %v to fail", took)
+	}
+}
+
+// TestRTSPPublisherLeaves checks that a stream that ends (the server closes
+// it when its publisher leaves) is reported as ended, not stalled.
+func TestRTSPPublisherLeaves(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	file, _ := pendulumClip(t, ctx)
+	srv, err := rtspserver.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	stopPublisher := rtspserver.Publish(ctx, t, srv.URL("cam"), file)
+	if err := srv.WaitPublished(ctx, "cam"); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewRTSPSource(srv.URL("cam"), RTSPOptions{Timeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stoppedAt time.Time
+	err = src.Run(ctx, func(f Frame) error {
+		if f.Seq == 30 {
+			stopPublisher()
+			stoppedAt = time.Now()
+		}
+		return nil
+	})
+	t.Logf("publisher gone: %v after %v", err, time.Since(stoppedAt))
+	if !errors.Is(err, io.EOF) || errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), src.Name()) {
+		t.Errorf("Run = %v, want an error wrapping io.EOF naming the source", err)
+	}
+	if d := time.Since(stoppedAt); d > 2*time.Second {
+		t.Errorf("took %v to notice the end", d)
+	}
+}
+
+// TestRTSPHungAtOpen checks that a server that accepts the connection but
+// never answers fails the open after OpenTimeout, not FFmpeg's 30 s.
+func TestRTSPHungAtOpen(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // hold the connection open, say nothing
+		}
+	}()
+	src, err := NewRTSPSource("rtsp://"+l.Addr().String()+"/cam", RTSPOptions{OpenTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = src.Run(ctx, func(Frame) error { return nil })
+	took := time.Since(start)
+	t.Logf("silent server: %v after %v", err, took)
+	if !errors.Is(err, ErrStalled) || took > 4*time.Second {
+		t.Errorf("Run = %v after %v, want ErrStalled after about OpenTimeout = 1 s", err, took)
 	}
 }
 

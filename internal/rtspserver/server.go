@@ -283,6 +283,10 @@ func (h *handler) OnRecord(ctx *gortsplib.ServerHandlerOnRecordCtx) (*base.Respo
 			slog.Debug("rtspserver: relaying a packet", "path", ctx.Path, "err", err)
 		}
 	})
-	close(p.recording)
+	select {
+	case <-p.recording:
+	default:
+		close(p.recording)
+	}
 	return &base.Response{StatusCode: base.StatusOK}, nil
 }
