@@ -410,9 +410,9 @@ func Default() *Config {
 			Quiet: time.Second, MaxLength: 10 * time.Second},
 		Estimator: Estimator{
 			Preset:          estimator.DefaultPreset,
-			StepsPerWindow:  30,
+			StepsPerWindow:  10,
 			MaxWindowTime:   2 * time.Second,
-			Replay:          2,
+			Replay:          1,
 			Tau:             1,
 			Lambda:          1,
 			LREncoder:       1e-5,

@@ -58,7 +58,7 @@ func TestDiff(t *testing.T) {
 			c.Events.Keep = 9
 		}, changed: []string{"b"}},
 		{name: "estimator changes all", edit: func(c *Config) {
-			c.Estimator.StepsPerWindow = 10
+			c.Estimator.StepsPerWindow = 25
 		}, changed: []string{"a", "b", "c"}},
 		{name: "nats and http are global", edit: func(c *Config) {
 			c.NATS.Token = NewSecret("t")

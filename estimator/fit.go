@@ -26,6 +26,12 @@ type Options struct {
 	// the previous window's stencil (γ1, γ0): the readout is re-projected
 	// onto this window from there before training (see solveReadoutFrom).
 	WarmGamma *[2]float64
+	// FreezeFeatures, with a low-rank encoder, trains only the layers after
+	// the spatial features W (readout, hidden layer, bias): the features
+	// are computed once per fit instead of every step, which is what makes
+	// online fine-tuning cheap enough for a small board. W still trains in
+	// a cold fit.
+	FreezeFeatures bool
 	// Budget, when positive, caps the wall time of training: the loop stops
 	// after the step that crosses it (at least one step runs), so a slow
 	// board trains less per window instead of falling behind.
@@ -100,6 +106,18 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 
 	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
 	params := net.Params()
+	pass := net.pass
+	if lr, ok := net.(*LowRank); ok && opt.FreezeFeatures && p.Steps > 0 {
+		h, err := lr.Features(all)
+		if err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
+		}
+		params = lr.headParams()
+		pass = func([][]float64) ([]float64, func([]float64) error, error) {
+			z, ps := lr.head(h, len(all))
+			return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
+		}
+	}
 	adam := nn.NewAdam(p.LREncoder)
 	gAdam := newScalarAdam(p.LRGamma, 3)
 	var loss float64
@@ -108,7 +126,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, p.Steps, err)
 		}
-		z, back, err := net.pass(all)
+		z, back, err := pass(all)
 		if err != nil {
 			return nil, fmt.Errorf("fit: step %d: %w", step, err)
 		}

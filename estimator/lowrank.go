@@ -117,7 +117,14 @@ func (e *LowRank) forward(frames [][]float64) ([]float64, *lowRankPass, error) {
 		return nil, nil, err
 	}
 	n := len(frames)
-	ps := &lowRankPass{n: n, x: x, h: e.features(x, n)}
+	z, ps := e.head(e.features(x, n), n)
+	ps.x = x
+	return z, ps, nil
+}
+
+// head runs the layers after the features: z from h (n×K).
+func (e *LowRank) head(h []float64, n int) ([]float64, *lowRankPass) {
+	ps := &lowRankPass{n: n, h: h}
 	u, b := data(e.U), data(e.B)[0]
 	z := make([]float64, n)
 	for i := range n {
@@ -146,7 +153,16 @@ func (e *LowRank) forward(frames [][]float64) ([]float64, *lowRankPass, error) {
 			}
 		}
 	}
-	return z, ps, nil
+	return z, ps
+}
+
+// headParams are the parameters after the features: what online
+// fine-tuning trains when the features are frozen.
+func (e *LowRank) headParams() []*nn.Param {
+	if e.Hidden == 0 {
+		return []*nn.Param{e.U, e.B}
+	}
+	return []*nn.Param{e.U, e.A, e.C, e.V, e.B}
 }
 
 // backward accumulates ∂L/∂θ into the parameters' Grad given ∂L/∂z.
@@ -178,6 +194,9 @@ func (e *LowRank) backward(ps *lowRankPass, dz []float64) {
 				}
 			}
 		}
+	}
+	if ps.x == nil {
+		return // frozen features: no gradient for W
 	}
 	// dW += dhᵀ x
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1,

@@ -28,8 +28,10 @@ type LearnerOptions struct {
 }
 
 // Learner keeps one camera's encoder from window to window: each window
-// trains a bounded number of steps, warm-started, on the window plus a
-// few recent ones, and is then estimated on its own frames. When the warm
+// re-projects the readout from the previous window's γ, trains a bounded
+// number of steps of the layers after the spatial features (which a cold
+// start learned), warm-started, on the window plus a few recent ones, and
+// is then estimated on its own frames. When the warm
 // encoder's estimate is not accepted (it was born on a window that did
 // not show the motion well, or the scene changed) a cold start on the
 // window gets a chance, and replaces the encoder if it is accepted.
@@ -97,7 +99,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		p := l.opt.Preset
 		p.Steps = l.opt.Steps
 		train := append(append([]Clip(nil), clips...), l.replayClips()...)
-		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget})
+		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true})
 		if err == nil {
 			out.TrainSteps += r.Steps
 			l.steps += int64(r.Steps)

@@ -144,7 +144,10 @@ func TestLearnerStream(t *testing.T) {
 		if i == 0 {
 			cold = o.TrainTime
 		}
-		if !v.Certified || math.Abs(o.Gamma0-g0) > 0.005*g0 || math.Abs(o.Gamma1-g1) > 0.004 {
+		// γ1 within 3σ: a window cut mid-swing scatters by a few 1e-3 in γ1
+		// (cold fits on these windows: 0.074–0.080), more than clips
+		// released at rest, and its σ says so.
+		if !v.Certified || math.Abs(o.Gamma0-g0) > 0.005*g0 || math.Abs(o.Gamma1-g1) > 3*o.Sigma1 {
 			t.Errorf("window %d: γ0 %.4f γ1 %.4f %s %v", i, o.Gamma0, o.Gamma1, v.Status, v.Reasons)
 		}
 	}
@@ -179,5 +182,36 @@ func TestLearnerStream(t *testing.T) {
 	mis, _ := estimator.NewLearner(other)
 	if err := mis.Load(bytes.NewReader(blob)); !errors.Is(err, estimator.ErrCheckpointMismatch) {
 		t.Errorf("mismatched preset: %v", err)
+	}
+}
+
+// BenchmarkWarmWindow is the daemon's steady-state work per window: a
+// warm learner step (the defaults: 10 steps, 1 replayed window) and the
+// certificate, on a 4.712 s window of a 20 fps pendulum.
+func BenchmarkWarmWindow(b *testing.B) {
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	t := &testing.T{}
+	frames := streamFrames(t, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: 12, FPS: 20, Size: 64, Seed: 1})
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	l, _ := estimator.NewLearner(estimator.LearnerOptions{Preset: p, Steps: 10, Replay: 1, Seed: 1})
+	s, _ := NewSlicer(SlicerOptions{Length: 4712 * time.Millisecond, Hop: time.Second})
+	var wins []*Window
+	for _, f := range frames {
+		if w, _ := s.Push(f); w != nil {
+			wins = append(wins, w)
+		}
+	}
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	ctx := context.Background()
+	if _, err := l.Window(ctx, []estimator.Clip{clipOf(wins[0])}, accept); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		o, err := l.Window(ctx, []estimator.Clip{clipOf(wins[1+i%(len(wins)-1)])}, accept)
+		if err != nil {
+			b.Fatal(err)
+		}
+		Certify(o.Result, Thresholds{})
 	}
 }

@@ -28,8 +28,17 @@ func main() {
 	physd := flag.String("physd", "bin/physd", "the physd binary to measure")
 	runs := flag.Int("runs", 5, "cold-start runs")
 	steps := flag.Int("paper-runs", 3, "paper-step measurements")
+	daemonFor := flag.Duration("daemon", 30*time.Second, "steady-state measurement of the daemon per camera count (0: skip)")
 	flag.Parse()
-	if err := run(context.Background(), *physd, *runs, *steps); err != nil {
+	ctx := context.Background()
+	err := run(ctx, *physd, *runs, *steps)
+	if err == nil {
+		err = benchRestart(ctx, *runs)
+	}
+	if err == nil && *daemonFor > 0 {
+		err = benchDaemon(ctx, *physd, *daemonFor)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

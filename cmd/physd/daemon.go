@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -47,6 +48,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	log := newLogger(cfg.Log, stderr)
 	if len(cfg.Cameras) == 0 {
 		log.Warn("no cameras configured")
+	}
+	// A soft heap limit keeps a small board's resident set flat: the
+	// runtime collects harder near it instead of growing the heap. About
+	// 100 MB of the resident set are Debian's OpenCV/FFmpeg libraries, so
+	// the Go heap is what there is to bound. $GOMEMLIMIT overrides it.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(32+8*len(cfg.Cameras)) << 20)
 	}
 	opt := daemon.Options{StateDir: dir, Logger: log, Notifier: daemon.Systemd{}}
 	if !*quiet {
