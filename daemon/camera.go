@@ -177,7 +177,9 @@ func (c *camera) ingest(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, io.EOF) {
+		// A file (or a finite synthetic stream) ends; a live camera that
+		// ends its stream is reopened like one that failed.
+		if errors.Is(err, io.EOF) && c.cfg.Source.Kind != config.KindRTSP && c.cfg.Source.Kind != config.KindV4L2 {
 			c.setState("ended", "")
 			c.log.Info("camera source ended", "source", c.src.Name())
 			return

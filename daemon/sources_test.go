@@ -1,0 +1,133 @@
+//go:build !nocv
+
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"image"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/internal/rtspserver"
+	"github.com/physd/physd/sim"
+)
+
+// twoReleases writes an H.264 clip of an underdamped pendulum released
+// twice, back to back: 8 s from 50°, then 8 s from −40°. Windows across
+// the jump cannot be certified; the others can.
+func twoReleases(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	var frames []*image.Gray
+	for _, z0 := range []float64{50, -40} {
+		fs, _, err := sim.Render(ctx, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: z0, Duration: 8, FPS: 20, Size: 64, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, fs...)
+	}
+	clip := filepath.Join(t.TempDir(), "pendulum.mp4")
+	if err := sim.WriteMP4(ctx, clip, frames, 20); err != nil {
+		t.Fatal(err)
+	}
+	return clip
+}
+
+// checkStream waits for certified estimates within the accuracy and at
+// least one uncertified window's diagnostic.
+func checkStream(t *testing.T, c *collector, timeout time.Duration) {
+	t.Helper()
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	waitFor(t, timeout, "certified estimates and an uncertified window", func() bool {
+		uncertified := 0
+		for _, m := range c.kind(KindDiagnostic) {
+			var d Diagnostic
+			if json.Unmarshal(m.Data, &d) == nil && !d.Certified && d.Verdict != "skipped" {
+				uncertified++
+			}
+		}
+		return len(c.kind(KindEstimate)) >= 2 && uncertified >= 1
+	})
+	for _, e := range estimates(t, c) {
+		t.Logf("estimate γ0 %.5f ± %.5f γ1 %.5f ± %.5f (%d frames)", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames)
+		if math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > math.Max(0.004, 3*e.Gamma1Sigma) {
+			t.Errorf("estimate γ0 %.5f γ1 %.5f, want (%.4f, %.2f)", e.Gamma0, e.Gamma1, g0, g1)
+		}
+	}
+	for _, m := range c.kind(KindDiagnostic) {
+		var d Diagnostic
+		if json.Unmarshal(m.Data, &d) == nil && !d.Certified {
+			t.Logf("uncertified window: %s %v", d.Verdict, d.Reasons)
+		}
+	}
+}
+
+// TestFileSourceEndToEnd replays the same recording from a file in real
+// time: certified estimates, diagnostics, and the camera ends with the
+// file while physd keeps running.
+func TestFileSourceEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := testConfig()
+	cam := config.DefaultCamera()
+	cam.Name = "recording"
+	cam.Source.Kind = config.KindFile
+	cam.Source.Path = twoReleases(ctx, t)
+	cam.Source.Realtime = true
+	cfg.Cameras = []config.Camera{cam}
+	r := start(t, cfg, t.TempDir())
+	c := collect(t, r.d.NATSURL())
+	checkStream(t, c, 60*time.Second)
+	waitFor(t, 30*time.Second, "the file to end", func() bool { return r.d.Statuses()["recording"].State == "ended" })
+}
+
+// TestRTSPEndToEnd: a real RTSP server on loopback, ffmpeg publishing an
+// H.264 underdamped pendulum in a loop, physd ingesting it over RTSP and a
+// NATS subscriber receiving certified estimates within the estimator's
+// accuracy, plus diagnostics for windows that were not certified (the
+// loop seam jumps the pendulum back to its release). Then the publisher
+// stops: the camera goes offline and physd keeps running.
+func TestRTSPEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams for tens of seconds")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	clip := twoReleases(ctx, t)
+	srv, err := rtspserver.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL("cable")
+	stopPub := rtspserver.Publish(ctx, t, url, clip)
+	defer stopPub()
+	if err := srv.WaitPublished(ctx, "cable"); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := testConfig()
+	cam := config.DefaultCamera()
+	cam.Name = "cable"
+	cam.Source.Kind = config.KindRTSP
+	cam.Source.URL = config.NewSecret(url)
+	cam.Source.Timeout = 3 * time.Second
+	cfg.Cameras = []config.Camera{cam}
+	r := start(t, cfg, t.TempDir())
+	c := collect(t, r.d.NATSURL())
+	checkStream(t, c, 100*time.Second)
+	// The camera stops sending: physd says so and keeps running.
+	stopPub()
+	waitFor(t, 30*time.Second, "the camera offline", func() bool {
+		st := r.d.Statuses()["cable"]
+		return st.State == "offline"
+	})
+	t.Logf("after the publisher left: %+v", r.d.Statuses()["cable"].Error)
+}
