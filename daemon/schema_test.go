@@ -1,0 +1,103 @@
+package daemon
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/window"
+)
+
+// TestMessagesMatchSchemas encodes every message kind (with the NaN an
+// empty coverage interval carries) and checks it against the required
+// fields and the schema constant of its JSON Schema in docs/schema.
+func TestMessagesMatchSchemas(t *testing.T) {
+	v := window.Verdict{Status: window.NotCertified, Reasons: []string{"x"}, Coverage: window.Coverage{Lo: math.NaN(), Hi: math.NaN()}, RelResidual: math.Inf(1)}
+	now := time.Now().UTC()
+	info := EncoderInfo{Version: 1}
+	g := 4.0
+	msgs := map[string]any{
+		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped"},
+		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info},
+		"status.v1.json":     Status{Schema: SchemaStatus, Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
+		"alert.v1.json":      Alert{Schema: SchemaAlert, Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
+	}
+	for file, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join("..", "docs", "schema", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema struct {
+			Required   []string                   `json:"required"`
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, k := range schema.Required {
+			if _, ok := got[k]; !ok {
+				t.Errorf("%s: required %q missing from %s", file, k, b)
+			}
+		}
+		for k := range got {
+			if _, ok := schema.Properties[k]; !ok {
+				t.Errorf("%s: message field %q is not in the schema", file, k)
+			}
+		}
+		var c struct{ Const string }
+		_ = json.Unmarshal(schema.Properties["schema"], &c)
+		if got["schema"] != c.Const {
+			t.Errorf("%s: schema %v, file says %q", file, got["schema"], c.Const)
+		}
+	}
+}
+
+func TestAlerter(t *testing.T) {
+	a := newAlerter("c", config.Alerts{BaselineWindows: 3, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 2}, nil)
+	est := func(fn, zeta float64) *Estimate { return &Estimate{Fn: fn, Zeta: zeta, WindowEnd: time.Now()} }
+	for i, fn := range []float64{1.0, 1.02, 0.98} {
+		al, based := a.observe(est(fn, 0.02))
+		if al != nil || based != (i == 2) {
+			t.Fatalf("baseline window %d: alert %v based %v", i, al, based)
+		}
+	}
+	if math.Abs(a.base.Fn-1) > 1e-12 {
+		t.Fatalf("baseline f_n %g", a.base.Fn)
+	}
+	if al, _ := a.observe(est(0.9, 0.02)); al != nil {
+		t.Fatal("alert after one drifting window; want two")
+	}
+	if al, _ := a.observe(est(1.0, 0.02)); al != nil {
+		t.Fatal("an interrupted drift raised an alert")
+	}
+	a.observe(est(0.9, 0.02))
+	al, _ := a.observe(est(0.91, 0.02))
+	if al == nil || al.State != "raised" || math.Abs(al.FnDrift-0.09) > 1e-9 {
+		t.Fatalf("after two drifting windows: %+v", al)
+	}
+	if al, _ := a.observe(est(0.9, 0.02)); al != nil {
+		t.Fatal("raised twice")
+	}
+	a.observe(est(1.0, 0.021))
+	if al, _ := a.observe(est(1.0, 0.02)); al == nil || al.State != "cleared" {
+		t.Fatalf("not cleared: %+v", al)
+	}
+	if al, _ := a.observe(est(1.0, 0.05)); al != nil {
+		t.Fatal("ζ drift alerted after one window")
+	}
+	if al, _ := a.observe(est(1.0, 0.05)); al == nil || al.State != "raised" {
+		t.Fatalf("ζ drift of 150 %% not raised: %+v", al)
+	}
+}
