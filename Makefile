@@ -13,7 +13,7 @@
 GO        ?= go
 BIN       := bin/physd
 PKGS      := ./...
-STATICCHECK_VERSION := 2025.1.1
+STATICCHECK_VERSION := v0.6.1
 # Debian packages physd needs to build (cgo + OpenCV 4.6) and to encode video.
 APT_PKGS  := libopencv-dev ffmpeg pkg-config g++ gcc systemd
 

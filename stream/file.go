@@ -40,20 +40,20 @@ func (o FileOptions) validate() error {
 		return fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's rate): %w", o.FPS, minFPS, maxFPS, ErrInvalidOption)
 	}
 	if math.IsNaN(o.From) || math.IsInf(o.From, 0) || o.From < 0 {
-		return fmt.Errorf("From = %v: must be a time >= 0 in seconds: %w", o.From, ErrInvalidOption)
+		return fmt.Errorf("option From = %v: must be a time >= 0 in seconds: %w", o.From, ErrInvalidOption)
 	}
 	if math.IsNaN(o.To) || math.IsInf(o.To, 0) || o.To < 0 {
-		return fmt.Errorf("To = %v: must be a time >= 0 in seconds (0 = end): %w", o.To, ErrInvalidOption)
+		return fmt.Errorf("option To = %v: must be a time >= 0 in seconds (0 = end): %w", o.To, ErrInvalidOption)
 	}
 	if o.To != 0 && o.From >= o.To {
-		return fmt.Errorf("From = %v, To = %v: From must be before To: %w", o.From, o.To, ErrInvalidOption)
+		return fmt.Errorf("option From = %v, To = %v: From must be before To: %w", o.From, o.To, ErrInvalidOption)
 	}
 	if o.MaxFrames < 0 {
 		return fmt.Errorf("MaxFrames = %d: must be >= 0 (0 = %d): %w", o.MaxFrames, DefaultMaxFrames, ErrInvalidOption)
 	}
 	// Durations overflow beyond ~292 years; far beyond any video.
 	if o.From > 1e9 || o.To > 1e9 {
-		return fmt.Errorf("From = %v, To = %v: unreasonably large: %w", o.From, o.To, ErrInvalidOption)
+		return fmt.Errorf("option From = %v, To = %v: unreasonably large: %w", o.From, o.To, ErrInvalidOption)
 	}
 	return nil
 }

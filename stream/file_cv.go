@@ -91,7 +91,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		if opt.FPS > 0 {
 			first, last = 0, secondsToDuration(float64(d.seq-1)/opt.FPS)
 		}
-		return fail(fmt.Errorf("From = %v, To = %v: the %d decoded frames span %s–%s: %w",
+		return fail(fmt.Errorf("option From = %v, To = %v: the %d decoded frames span %s–%s: %w",
 			opt.From, opt.To, d.seq, fmtSec(first), fmtSec(last), ErrEmptySegment))
 	}
 

@@ -97,7 +97,7 @@ func NewRTSPSource(rawURL string, opt RTSPOptions) (*RTSPSource, error) {
 	case TransportUDP:
 		opt.Transport = TransportUDP
 	default:
-		return nil, s.wrap(fmt.Errorf("Transport = %q: want %q or %q: %w", opt.Transport, TransportTCP, TransportUDP, ErrInvalidOption))
+		return nil, s.wrap(fmt.Errorf("option Transport = %q: want %q or %q: %w", opt.Transport, TransportTCP, TransportUDP, ErrInvalidOption))
 	}
 	if opt.Timeout, err = liveTimeout("Timeout", opt.Timeout, DefaultStallTimeout); err != nil {
 		return nil, s.wrap(err)

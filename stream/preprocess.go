@@ -53,10 +53,10 @@ func (p Preprocess) Validate() error {
 		return err
 	}
 	if p.Size < 0 || p.Size > MaxSize {
-		return fmt.Errorf("Size = %d: must be in [0, %d] (0 keeps the size): %w", p.Size, MaxSize, ErrInvalidOption)
+		return fmt.Errorf("option Size = %d: must be in [0, %d] (0 keeps the size): %w", p.Size, MaxSize, ErrInvalidOption)
 	}
 	if math.IsNaN(p.Threshold) || p.Threshold < 0 || p.Threshold >= 1 {
-		return fmt.Errorf("Threshold = %v: must be in [0,1) (0 selects Otsu): %w", p.Threshold, ErrInvalidOption)
+		return fmt.Errorf("option Threshold = %v: must be in [0,1) (0 selects Otsu): %w", p.Threshold, ErrInvalidOption)
 	}
 	return nil
 }

@@ -100,7 +100,7 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 		cfg.System = sim.SystemPendulum
 	}
 	if !cfg.System.Valid() {
-		return fail(fmt.Errorf("System = %q: want %q, %q or %q: %w", cfg.System, sim.SystemPendulum, sim.SystemIntensity, sim.SystemScale, ErrInvalidOption))
+		return fail(fmt.Errorf("option System = %q: want %q, %q or %q: %w", cfg.System, sim.SystemPendulum, sim.SystemIntensity, sim.SystemScale, ErrInvalidOption))
 	}
 	g1, g0 := cfg.Gamma1, cfg.Gamma0
 	explicit := g1 >= 0 && g0 >= 0 && (g1 != 0 || g0 != 0)
@@ -110,7 +110,7 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 			regime = sim.RegimeUnderdamped
 		}
 		if !regime.Valid() {
-			return fail(fmt.Errorf("Regime = %q: want underdamped, undamped, critical or overdamped: %w", regime, ErrInvalidOption))
+			return fail(fmt.Errorf("option Regime = %q: want underdamped, undamped, critical or overdamped: %w", regime, ErrInvalidOption))
 		}
 		g1, g0 = sim.GroundTruth(regime)
 	}
