@@ -41,7 +41,6 @@ func triple(table string, sys sim.System, reg sim.Regime, z0 []float64, v0 []flo
 	return cell{table: table, label: label, system: sys, regime: reg, z0: z0, v0: v0, dur: dur, p0: p0, p1: p1, ident: ident}
 }
 
-
 // cells lists every table of Sec. 5 and App. "Additional simulation results".
 func cells() []cell {
 	var cs []cell
