@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,12 +238,8 @@ func median(x []float64) float64 {
 	if len(x) == 0 {
 		return math.NaN()
 	}
-	s := append([]float64(nil), x...)
-	for i := 1; i < len(s); i++ {
-		for k := i; k > 0 && s[k] < s[k-1]; k-- {
-			s[k], s[k-1] = s[k-1], s[k]
-		}
-	}
+	s := slices.Clone(x)
+	slices.Sort(s)
 	return s[len(s)/2]
 }
 
@@ -269,7 +266,7 @@ func (c *camera) learn(ctx context.Context) {
 		if j.single {
 			// A lone event never certifies by itself (Thm. 4.5 needs three);
 			// it is fitted with the camera's encoder for its diagnostic only.
-			o, err = c.fitAlone(ctx, learner, j)
+			o, err = c.fitAlone(ctx, j)
 		} else {
 			o, err = learner.Window(ctx, j.clips, accept)
 		}
@@ -299,9 +296,9 @@ func (c *camera) learn(ctx context.Context) {
 	}
 }
 
-// fitAlone estimates one event with the current encoder (or a cold one if
-// there is none yet), without changing the learner.
-func (c *camera) fitAlone(ctx context.Context, l *estimator.Learner, j job) (*estimator.Outcome, error) {
+// fitAlone estimates one event on its own with a cold encoder, without
+// touching the camera's learner.
+func (c *camera) fitAlone(ctx context.Context, j job) (*estimator.Outcome, error) {
 	start := time.Now()
 	r, err := estimator.Fit(ctx, j.clips, estimator.Options{Preset: c.preset, Seed: 1, Budget: c.all.Estimator.MaxWindowTime})
 	if err != nil {
