@@ -94,30 +94,37 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	params := net.Params()
+	pass := net.pass
 	if lr, ok := net.(*LowRank); ok && opt.Warm == nil {
 		if err := initLowRank(rng, lr, clips, all, bounds, p); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
-	} else if ok && opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor {
-		if err := reprojectLowRank(lr, clips, all, bounds, p, *opt.WarmGamma); err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
+	} else if ok {
+		reproject := opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor
+		freeze := opt.FreezeFeatures && p.Steps > 0
+		if reproject || freeze {
+			// W does not change in either: the features are computed once.
+			h, err := lr.Features(all)
+			if err != nil {
+				return nil, fmt.Errorf("fit: %w", err)
+			}
+			if reproject {
+				if err := reprojectLowRank(lr, clips, h, bounds, p, *opt.WarmGamma); err != nil {
+					return nil, fmt.Errorf("fit: %w", err)
+				}
+			}
+			if freeze {
+				params = lr.headParams()
+				pass = func([][]float64) ([]float64, func([]float64) error, error) {
+					z, ps := lr.head(h, len(all))
+					return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
+				}
+			}
 		}
 	}
 
 	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
-	params := net.Params()
-	pass := net.pass
-	if lr, ok := net.(*LowRank); ok && opt.FreezeFeatures && p.Steps > 0 {
-		h, err := lr.Features(all)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
-		}
-		params = lr.headParams()
-		pass = func([][]float64) ([]float64, func([]float64) error, error) {
-			z, ps := lr.head(h, len(all))
-			return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
-		}
-	}
 	adam := nn.NewAdam(p.LREncoder)
 	gAdam := newScalarAdam(p.LRGamma, 3)
 	var loss float64
@@ -274,11 +281,8 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 // readout on this window's frames from the previous window's γ. The
 // hidden layer's output weights restart at zero so that the latent is the
 // readout just solved.
-func reprojectLowRank(e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset, g [2]float64) error {
-	h, err := e.Features(all)
-	if err != nil {
-		return err
-	}
+// h holds the window's features, n×K.
+func reprojectLowRank(e *LowRank, clips []Clip, h []float64, bounds []int, p Preset, g [2]float64) error {
 	feats := make([][]float64, len(clips))
 	for m := range clips {
 		feats[m] = h[bounds[m]*e.K : bounds[m+1]*e.K]
@@ -289,13 +293,14 @@ func reprojectLowRank(e *LowRank, clips []Clip, all [][]float64, bounds []int, p
 	}
 	copy(data(e.U), u)
 	clear(data(e.V))
+	n := len(h) / e.K
 	var mean float64
-	for i := range len(all) {
+	for i := range n {
 		for a := range e.K {
 			mean += u[a] * h[i*e.K+a]
 		}
 	}
-	data(e.B)[0] = -mean / float64(len(all))
+	data(e.B)[0] = -mean / float64(n)
 	return nil
 }
 
