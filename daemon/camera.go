@@ -260,7 +260,14 @@ func (c *camera) learn(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		accept := func(r *estimator.Result) bool { return window.Certify(r, th).Certified }
+		// The learner certifies each estimate it considers; the one it
+		// returns is usually the last of them, whose verdict is kept.
+		var judged *estimator.Result
+		var verdict window.Verdict
+		accept := func(r *estimator.Result) bool {
+			judged, verdict = r, window.Certify(r, th)
+			return verdict.Certified
+		}
 		var o *estimator.Outcome
 		var err error
 		if j.single {
@@ -278,7 +285,10 @@ func (c *camera) learn(ctx context.Context) {
 			c.publishDiag(ctx, j, "error", []string{err.Error()}, nil, nil)
 			continue
 		}
-		v := window.Certify(o.Result, th)
+		v := verdict
+		if o.Result != judged {
+			v = window.Certify(o.Result, th)
+		}
 		info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 			TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
 		c.mu.Lock()
