@@ -186,14 +186,23 @@ func (d *decoder) errorf(n *yaml.Node, path string, err error, format string, ar
 	d.errs.add(at(n), path, err, format, args...)
 }
 
-// decode sets v from n. path is v's dotted path.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+// spend counts one node against the budget that bounds alias expansion;
+// false means stop decoding.
+func (d *decoder) spend(n *yaml.Node, path string) bool {
 	if d.exhausted {
-		return
+		return false
 	}
 	if d.budget--; d.budget < 0 {
 		d.exhausted = true
 		d.errorf(n, path, nil, "too many YAML nodes (more than %d, counting alias expansions)", maxNodes)
+		return false
+	}
+	return true
+}
+
+// decode sets v from n. path is v's dotted path.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	if !d.spend(n, path) {
 		return
 	}
 	d.pos[path] = at(n)
@@ -428,12 +437,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 // merge applies the value of a merge key: a mapping, an alias of one, or a
 // list of them (earlier ones win, as in the YAML merge-key spec).
 func (d *decoder) merge(n *yaml.Node, v reflect.Value, path string) {
-	if d.exhausted {
-		return
-	}
-	if d.budget--; d.budget < 0 {
-		d.exhausted = true
-		d.errorf(n, path, nil, "too many YAML nodes (more than %d, counting alias expansions)", maxNodes)
+	if !d.spend(n, path) {
 		return
 	}
 	switch n.Kind {
