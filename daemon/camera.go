@@ -150,7 +150,9 @@ func (c *camera) ingest(ctx context.Context) {
 				backoff = time.Second
 			}
 			c.frames.Add(1)
+			before := slicer.Dropped
 			w, brk := slicer.Push(f)
+			c.dropped.Add(int64(slicer.Dropped - before))
 			if brk != nil {
 				c.breaks.Add(1)
 				c.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
@@ -174,7 +176,6 @@ func (c *camera) ingest(ctx context.Context) {
 			}
 			return nil
 		})
-		c.dropped.Store(int64(slicer.Dropped))
 		if ctx.Err() != nil {
 			return
 		}
