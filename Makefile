@@ -16,13 +16,18 @@ PKGS      := ./...
 STATICCHECK_VERSION := v0.6.1
 # Debian packages physd needs to build (cgo + OpenCV 4.6) and to encode video.
 APT_PKGS  := libopencv-dev ffmpeg pkg-config g++ gcc systemd
+# What the tests add: Janus (the media server of the WHEP test), Chromium
+# (the browser of the WHIP test), and npm to install the WHEP test's
+# janus-whep-server (its native module builds with make, g++ and python3).
+TEST_APT_PKGS := janus chromium make python3
+WHEP_NODE := internal/whepserver/node
 
 RUN_FOR   ?= 60s
 PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps build run test verify-unit cross bench paper lint install uninstall clean
+.PHONY: all deps test-deps build run test verify-unit cross bench paper lint install uninstall clean
 
 all: build
 
@@ -36,6 +41,22 @@ deps:
 	fi
 	@$(GO) mod download
 
+# test-deps adds what only the tests need (see TEST_APT_PKGS) and the WHEP
+# test's node modules, pinned by package-lock.json.
+test-deps: deps
+	@missing=""; for p in $(TEST_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@if [ ! -f $(WHEP_NODE)/node_modules/.package-lock.json ] || [ $(WHEP_NODE)/package-lock.json -nt $(WHEP_NODE)/node_modules/.package-lock.json ]; then \
+		echo "npm ci in $(WHEP_NODE)"; \
+		nd=""; [ -f /usr/include/node/node.h ] && nd=/usr; \
+		cd $(WHEP_NODE) && npm_config_nodedir=$${npm_config_nodedir:-$$nd} npm ci --no-audit --no-fund --loglevel=error; \
+	fi
+
 build: deps
 	$(GO) build -o $(BIN) ./cmd/physd
 
@@ -45,7 +66,7 @@ build: deps
 run: build
 	./$(BIN) run --state-dir out/state --for $(RUN_FOR)
 
-test: deps
+test: test-deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(MAKE) --no-print-directory verify-unit cross

@@ -20,6 +20,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// HTTP configures the status and metrics endpoint.
 	HTTP HTTP `yaml:"http"`
+	// WebRTC restricts where WebRTC media (whip and whep cameras) flows.
+	WebRTC WebRTC `yaml:"webrtc"`
 	// NATS configures where estimates are published.
 	NATS NATS `yaml:"nats"`
 	// Windows are the sliding analysis windows, for every camera unless a
@@ -95,6 +97,19 @@ type HTTP struct {
 	Listen string `yaml:"listen"`
 	// Token, when set, is the bearer token clients must present.
 	Token Secret `yaml:"token"`
+}
+
+// WebRTC restricts ICE, for whip and whep cameras.
+type WebRTC struct {
+	// Interfaces are the network interfaces ICE may use ("eth0", "wlan0";
+	// "lo" also allows loopback); empty allows all but loopback.
+	Interfaces []string `yaml:"interfaces"`
+	// Addresses are the local addresses or CIDR prefixes ICE may use
+	// ("192.168.1.0/24", "127.0.0.1"); empty allows all.
+	Addresses []string `yaml:"addresses"`
+	// UDPPort carries all WebRTC media on this one UDP port (one firewall
+	// rule); 0 uses ephemeral ports.
+	UDPPort int `yaml:"udp_port"`
 }
 
 // NATS configures the NATS connection.
@@ -318,6 +333,11 @@ const (
 	KindV4L2 SourceKind = "v4l2"
 	// KindFile reads a video file.
 	KindFile SourceKind = "file"
+	// KindWHIP receives video that a browser, phone, OBS or GStreamer
+	// publishes to physd's WHIP endpoint (RFC 9725).
+	KindWHIP SourceKind = "whip"
+	// KindWHEP pulls video from a media server's WHEP endpoint.
+	KindWHEP SourceKind = "whep"
 )
 
 // SourceKinds lists the known source kinds.
@@ -341,12 +361,20 @@ const (
 type Source struct {
 	// Kind is synthetic, rtsp, v4l2 or file.
 	Kind SourceKind `yaml:"kind"`
-	// URL is the rtsp:// or rtsps:// URL (rtsp); a Secret because it may
-	// hold credentials.
+	// URL is the rtsp:// or rtsps:// URL (rtsp) or the http:// or https://
+	// WHEP endpoint (whep); a Secret because it may hold credentials.
 	URL Secret `yaml:"url"`
+	// Token is the bearer token publishers must present (whip, required)
+	// or that physd presents to the media server (whep, optional).
+	Token Secret `yaml:"token"`
+	// Exclusive refuses a second WHIP publisher while one is connected;
+	// by default a new publisher replaces the old one (whip).
+	Exclusive bool `yaml:"exclusive"`
 	// Transport is tcp or udp (rtsp).
 	Transport string `yaml:"transport"`
-	// Timeout bounds opening the source and reading one frame.
+	// Timeout bounds opening the source and reading one frame; for whip
+	// and whep it is how long a session may send no video before it is
+	// closed and the camera reported offline.
 	Timeout time.Duration `yaml:"timeout"`
 	// Device is a V4L2 device index ("0") or path ("/dev/video0") (v4l2).
 	Device string `yaml:"device"`
@@ -397,6 +425,7 @@ func Default() *Config {
 		StateDir: "",
 		Log:      Log{Level: LevelInfo, Format: FormatAuto},
 		HTTP:     HTTP{Listen: "127.0.0.1:8090"},
+		WebRTC:   WebRTC{Interfaces: []string{}, Addresses: []string{}},
 		NATS: NATS{
 			URLs:          []string{},
 			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true},

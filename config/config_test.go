@@ -257,7 +257,7 @@ func TestErrorFormat(t *testing.T) {
 
 func TestSourceKinds(t *testing.T) {
 	got := SourceKinds()
-	want := []SourceKind{KindSynthetic, KindRTSP, KindV4L2, KindFile}
+	want := []SourceKind{KindSynthetic, KindRTSP, KindV4L2, KindFile, KindWHIP, KindWHEP}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("SourceKinds() = %v, want %v", got, want)
 	}

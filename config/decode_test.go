@@ -145,7 +145,28 @@ func TestParseErrors(t *testing.T) {
 				`physd.yaml:12:27: cameras[3].source.synthetic.system: is "spring", want "pendulum", "intensity" or "scale"`,
 				`physd.yaml:12:43: cameras[3].source.synthetic.regime: is "wobbly", want "underdamped", "undamped", "critical" or "overdamped"`,
 				`physd.yaml:12:55: cameras[3].source.synthetic.v0: want at least one initial velocity`,
-				`physd.yaml:14:20: cameras[4].source.kind: is "webrtc", want "synthetic", "rtsp", "v4l2" or "file"`,
+				`physd.yaml:14:20: cameras[4].source.kind: is "webrtc", want "synthetic", "rtsp", "v4l2", "file", "whip" or "whep"`,
+			},
+		},
+		{
+			name: "webrtc validation",
+			text: "" +
+				"http: {listen: \"\"}\n" +
+				"webrtc: {addresses: [10.0.0.0/33, eth0], interfaces: [\"\"], udp_port: 70000}\n" +
+				"cameras:\n" +
+				"  - name: p\n" +
+				"    source: {kind: whip}\n" +
+				"  - name: q\n" +
+				"    source: {kind: whep, url: \"rtsp://x/y\", transport: udp}\n",
+			want: []string{
+				`physd.yaml:2:22: webrtc.addresses[0]: is "10.0.0.0/33", want an IP address or a CIDR prefix such as 192.168.1.0/24`,
+				`physd.yaml:2:35: webrtc.addresses[1]: is "eth0", want an IP address or a CIDR prefix such as 192.168.1.0/24`,
+				`physd.yaml:2:55: webrtc.interfaces[0]: is "", want an interface name such as eth0`,
+				`physd.yaml:2:70: webrtc.udp_port: is 70000, want a port in [1, 65535] or 0 for ephemeral ports`,
+				`physd.yaml:5:13: cameras[0].source.token: kind whip needs a token: publishers present it as "Authorization: Bearer …" (use env:NAME or file:/path to keep it out of the file)`,
+				`physd.yaml:5:20: cameras[0].source.kind: camera "p" is whip but http.listen is empty: publishers need physd's HTTP endpoint`,
+				`physd.yaml:7:31: cameras[1].source.url: want a URL starting with http:// or https://`,
+				`physd.yaml:7:56: cameras[1].source.transport: is not used by kind "whep" (only by "rtsp"); remove it`,
 			},
 		},
 		{

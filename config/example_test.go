@@ -107,6 +107,7 @@ func TestExampleCommentedCameras(t *testing.T) {
 		}
 	}
 	t.Setenv("PHYSD_BRIDGE_URL", "rtsp://user:password@10.0.0.5:554/stream1")
+	t.Setenv("PHYSD_PHONE_TOKEN", "correct horse battery staple")
 	cfg, err := Parse([]byte(b.String()), exampleFile+" (commented cameras)")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.String())

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
@@ -57,6 +58,8 @@ func sourceKinds() []kindSpec {
 		{KindRTSP, []string{"url", "transport"}, checkRTSP},
 		{KindV4L2, []string{"device"}, checkV4L2},
 		{KindFile, []string{"path", "realtime", "loop"}, checkFile},
+		{KindWHIP, []string{"token", "exclusive"}, checkWHIP},
+		{KindWHEP, []string{"url", "token"}, checkWHEP},
 	}
 }
 
@@ -138,6 +141,7 @@ func validate(c *Config, pos map[string]pos, errs *errorList) {
 	v := &validator{errs: errs, pos: pos}
 	v.oneOf("log.level", c.Log.Level, LevelDebug, LevelInfo, LevelWarn, LevelError)
 	v.oneOf("log.format", c.Log.Format, FormatAuto, FormatText, FormatJSON)
+	v.webrtc(c)
 	if c.HTTP.Listen != "" {
 		v.hostPort("http.listen", c.HTTP.Listen)
 	}
@@ -496,4 +500,64 @@ func checkSynthetic(v *validator, p string, s Source) {
 	if y.Size != 0 && (y.Size < sim.MinSize || y.Size > sim.MaxSize) {
 		v.errorf(p+".size", "is %d, want %d…%d", y.Size, sim.MinSize, sim.MaxSize)
 	}
+}
+
+func checkWHIP(v *validator, p string, s Source) {
+	if s.Token.Value() == "" {
+		v.errorf(p+".token", "kind whip needs a token: publishers present it as \"Authorization: Bearer …\" (use env:NAME or file:/path to keep it out of the file)")
+	}
+}
+
+func checkWHEP(v *validator, p string, s Source) {
+	u := s.URL.Value()
+	switch {
+	case u == "":
+		v.errorf(p+".url", "kind whep needs a url (the media server's http:// or https:// WHEP endpoint)")
+	case !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://"):
+		v.errorf(p+".url", "want a URL starting with http:// or https://")
+	default:
+		if pu, err := url.Parse(u); err != nil || pu.Host == "" {
+			v.errorf(p+".url", "is not a valid URL with a host")
+		}
+	}
+}
+
+// webrtc checks the ICE restrictions and that whip cameras have an HTTP
+// endpoint to publish to.
+func (v *validator) webrtc(c *Config) {
+	w := c.WebRTC
+	for i, a := range w.Addresses {
+		if _, err := ParseAddress(a); err != nil {
+			v.errorf(fmt.Sprintf("webrtc.addresses[%d]", i), "is %q, want an IP address or a CIDR prefix such as 192.168.1.0/24", a)
+		}
+	}
+	for i, n := range w.Interfaces {
+		if n == "" || strings.ContainsAny(n, " /") {
+			v.errorf(fmt.Sprintf("webrtc.interfaces[%d]", i), "is %q, want an interface name such as eth0", n)
+		}
+	}
+	if w.UDPPort < 0 || w.UDPPort > 65535 {
+		v.errorf("webrtc.udp_port", "is %d, want a port in [1, 65535] or 0 for ephemeral ports", w.UDPPort)
+	}
+	if c.HTTP.Listen == "" {
+		for i, cam := range c.Cameras {
+			if cam.Source.Kind == KindWHIP {
+				v.errorf(fmt.Sprintf("cameras[%d].source.kind", i), "camera %q is whip but http.listen is empty: publishers need physd's HTTP endpoint", cam.Name)
+			}
+		}
+	}
+}
+
+// ParseAddress parses a webrtc.addresses entry: an IP address (a
+// single-address prefix) or a CIDR prefix.
+func ParseAddress(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

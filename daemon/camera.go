@@ -51,6 +51,8 @@ type camera struct {
 	state   string
 	lastErr string
 	lastEst *time.Time
+	est     *Estimate   // latest certified estimate
+	diag    *Diagnostic // latest diagnostic
 	verdict map[string]int
 	encoder EncoderInfo
 	alerts  *alerter
@@ -137,10 +139,16 @@ func (c *camera) ingest(ctx context.Context) {
 			c.log.Error("camera windows", "err", err)
 			return
 		}
+		whip := c.cfg.Source.Kind == config.KindWHIP
 		if attempt > 0 {
 			c.reconnects.Add(1)
 		}
-		c.setState("starting", "")
+		switch {
+		case !whip:
+			c.setState("starting", "")
+		case attempt == 0:
+			c.setState("waiting", "no publisher yet")
+		}
 		got := false
 		err = c.src.Run(ctx, func(f stream.Frame) error {
 			if !got {
@@ -187,6 +195,12 @@ func (c *camera) ingest(ctx context.Context) {
 			return
 		}
 		c.setState("offline", err.Error())
+		if whip {
+			// A publisher leaving is not a failure: wait for the next one
+			// at once (Run blocks until a publisher connects).
+			c.log.Warn("publisher gone; waiting for the next", "source", c.src.Name(), "err", err)
+			continue
+		}
 		c.log.Error("camera source failed; reopening", "source", c.src.Name(), "err", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
@@ -343,6 +357,9 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	if j.single {
 		kind = "event"
 	}
+	c.mu.Lock()
+	c.diag = &d
+	c.mu.Unlock()
 	if err := c.bus.publish(ctx, c.cfg.Name, KindDiagnostic, MsgID(c.cfg.Name, KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
 		c.log.Warn("diagnostic not published", "err", err)
 	}
@@ -367,7 +384,7 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	}
 	end := e.WindowEnd
 	c.mu.Lock()
-	c.lastEst = &end
+	c.lastEst, c.est = &end, &e
 	c.mu.Unlock()
 	c.log.Info("certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
 		"fn_hz", ph.FreqN, "zeta", ph.Zeta)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/stream"
 )
 
 // Options are what the daemon needs besides its configuration.
@@ -47,6 +49,8 @@ type Daemon struct {
 	cfg     *config.Config
 	cameras map[string]*camera
 	ctx     context.Context
+	rtc     *stream.WebRTC // nil until a whip or whep camera needs it
+	http    net.Addr
 }
 
 // New validates what can be checked before starting.
@@ -94,6 +98,36 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	d.mu.Lock()
 	d.bus, d.ctx = b, ctx
 	cfg := d.cfg
+	d.mu.Unlock()
+	rtc, err := stream.NewWebRTC(iceOptions(cfg.WebRTC))
+	if err != nil {
+		b.close()
+		return fmt.Errorf("daemon: %w", err)
+	}
+	defer rtc.Close()
+	hctx, stopHTTP := context.WithCancel(context.Background())
+	var httpDone <-chan struct{}
+	if cfg.HTTP.Listen != "" {
+		addr, done, err := d.serveHTTP(hctx, cfg.HTTP.Listen)
+		if err != nil {
+			stopHTTP()
+			b.close()
+			return fmt.Errorf("daemon: %w", err)
+		}
+		httpDone = done
+		d.mu.Lock()
+		d.http = addr
+		d.mu.Unlock()
+		d.log.Info("http listening", "addr", addr.String())
+	}
+	defer func() {
+		stopHTTP()
+		if httpDone != nil {
+			<-httpDone
+		}
+	}()
+	d.mu.Lock()
+	d.rtc = rtc
 	d.mu.Unlock()
 	for _, cc := range cfg.Cameras {
 		if err := d.startCamera(cfg, cc); err != nil {
@@ -164,7 +198,10 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 		return err
 	}
 	log := d.log.With("camera", cc.Name)
-	src, err := newSource(cc, p)
+	d.mu.Lock()
+	rtc := d.rtc
+	d.mu.Unlock()
+	src, err := newSource(cc, p, rtc)
 	if err != nil {
 		return err
 	}
@@ -193,7 +230,7 @@ func (d *Daemon) Reload(next *config.Config) {
 	added, removed, changed := config.Diff(old, next)
 	// Take the new configuration except the sections that need a restart.
 	merged := *next
-	merged.StateDir, merged.Log, merged.HTTP, merged.NATS = old.StateDir, old.Log, old.HTTP, old.NATS
+	merged.StateDir, merged.Log, merged.HTTP, merged.NATS, merged.WebRTC = old.StateDir, old.Log, old.HTTP, old.NATS, old.WebRTC
 	d.mu.Lock()
 	d.cfg = &merged
 	d.mu.Unlock()
@@ -216,6 +253,28 @@ func (d *Daemon) Reload(next *config.Config) {
 		}
 	}
 	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed)
+}
+
+// HTTPAddr is the address physd's HTTP endpoint listens on, once Run has
+// started it ("" before, or when http.listen is empty).
+func (d *Daemon) HTTPAddr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.http == nil {
+		return ""
+	}
+	return d.http.String()
+}
+
+// iceOptions converts the validated webrtc section.
+func iceOptions(w config.WebRTC) stream.ICEOptions {
+	o := stream.ICEOptions{Interfaces: w.Interfaces, UDPPort: w.UDPPort}
+	for _, a := range w.Addresses {
+		if p, err := config.ParseAddress(a); err == nil {
+			o.Addresses = append(o.Addresses, p)
+		}
+	}
+	return o
 }
 
 // Statuses returns every camera's current status, by name.

@@ -11,7 +11,7 @@ import (
 // newSource builds the camera's frame source with its preprocessing: the
 // region of interest, grayscale, resize to the camera's size (default:
 // the preset's) and optional binarisation.
-func newSource(cc config.Camera, p estimator.Preset) (stream.Source, error) {
+func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC) (stream.Source, error) {
 	size := cc.Size
 	if size == 0 {
 		size = p.Size
@@ -32,6 +32,10 @@ func newSource(cc config.Camera, p estimator.Preset) (stream.Source, error) {
 		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout})
 	case config.KindV4L2:
 		src, err = stream.NewV4L2Source(s.Device, stream.V4L2Options{Preprocess: pre, FPS: cc.FPS, Timeout: s.Timeout})
+	case config.KindWHIP:
+		src, err = stream.NewWHIPSource(cc.Name, rtc, stream.WHIPOptions{Preprocess: pre, Silence: s.Timeout, Exclusive: s.Exclusive})
+	case config.KindWHEP:
+		src, err = stream.NewWHEPSource(s.URL.Value(), rtc, stream.WHEPOptions{Preprocess: pre, Token: s.Token.Value(), Silence: s.Timeout})
 	default:
 		return nil, fmt.Errorf("camera %s: source kind %q is not supported", cc.Name, s.Kind)
 	}

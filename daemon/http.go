@@ -1,0 +1,200 @@
+package daemon
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Defaults of the HTTP endpoint.
+const (
+	// publishWidth, publishHeight and publishFPS are what the publish page
+	// asks a phone's camera for: 640×480 is ten times the estimator's
+	// 64-pixel frames (room for a region of interest) and cheap to decode
+	// on a board; 30 fps resolves motion up to about 3.75 Hz (8 samples a
+	// period).
+	publishWidth, publishHeight, publishFPS = 640, 480, 30
+	// maxBody bounds request bodies (SDP offers and fragments).
+	maxBody = 64 << 10
+)
+
+// serveHTTP listens on addr and serves until ctx ends. The listener is
+// opened before it returns, so the address is known (port 0 picks one).
+func (d *Daemon) serveHTTP(ctx context.Context, addr string) (net.Addr, <-chan struct{}, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("http: listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("http server", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return ln.Addr(), done, nil
+}
+
+// routes is physd's HTTP API.
+func (d *Daemon) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /whip/{camera}", cors(d.whipPost))
+	mux.HandleFunc("OPTIONS /whip/{camera}", cors(d.whipOptions))
+	mux.HandleFunc("PATCH /whip/{camera}/{session}", cors(d.whipPatch))
+	mux.HandleFunc("DELETE /whip/{camera}/{session}", cors(d.whipDelete))
+	mux.HandleFunc("OPTIONS /whip/{camera}/{session}", cors(d.whipOptions))
+	mux.HandleFunc("GET /api/v1/cameras/{camera}/publish", d.publishConfig)
+	mux.HandleFunc("GET /api/v1/cameras/{camera}/latest", d.latest)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	d.webRoutes(mux)
+	return mux
+}
+
+// cors lets a publisher page served from another origin use WHIP: the
+// bearer token, not a cookie, authorises, so any origin may ask.
+func cors(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+		w.Header().Set("Access-Control-Expose-Headers", "Location, ETag, Accept-Patch")
+		h(w, r)
+	}
+}
+
+// httpError writes a plain-text error: the message is for the person at
+// the other end, so it says what was wrong and what is accepted.
+func httpError(w http.ResponseWriter, code int, format string, args ...any) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, format+"\n", args...)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// bearer returns the token of an "Authorization: Bearer" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// authorize checks the request's bearer token against the accepted ones
+// (empty ones are skipped) and writes 401 if none matches. With no
+// accepted token at all the request passes.
+func authorize(w http.ResponseWriter, r *http.Request, accepted ...string) bool {
+	any := false
+	for _, a := range accepted {
+		any = any || a != ""
+	}
+	if !any {
+		return true
+	}
+	tok, ok := bearer(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="physd"`)
+		httpError(w, http.StatusUnauthorized, "missing bearer token: send \"Authorization: Bearer <token>\"")
+		return false
+	}
+	for _, a := range accepted {
+		if a != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a)) == 1 {
+			return true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="physd", error="invalid_token"`)
+	httpError(w, http.StatusUnauthorized, "invalid bearer token")
+	return false
+}
+
+// cameraOr404 returns the running camera named in the path.
+func (d *Daemon) cameraOr404(w http.ResponseWriter, r *http.Request) *camera {
+	name := r.PathValue("camera")
+	d.mu.Lock()
+	c := d.cameras[name]
+	d.mu.Unlock()
+	if c == nil {
+		httpError(w, http.StatusNotFound, "no camera %q", name)
+	}
+	return c
+}
+
+// publishInfo is what the publish page needs to know about a camera.
+type publishInfo struct {
+	Camera string  `json:"camera"`
+	WHIP   string  `json:"whip"`
+	Width  int     `json:"width"`
+	Height int     `json:"height"`
+	FPS    int     `json:"fps"`
+	ROI    *[4]int `json:"roi"`
+}
+
+func (d *Daemon) publishConfig(w http.ResponseWriter, r *http.Request) {
+	c := d.cameraOr404(w, r)
+	if c == nil {
+		return
+	}
+	if _, ok := c.whip(); !ok {
+		httpError(w, http.StatusNotFound, "camera %q does not take WHIP publishers (its source is %s)", c.cfg.Name, c.cfg.Source.Kind)
+		return
+	}
+	info := publishInfo{Camera: c.cfg.Name, WHIP: "/whip/" + c.cfg.Name, Width: publishWidth, Height: publishHeight, FPS: publishFPS}
+	if c.cfg.FPS > 0 {
+		info.FPS = int(c.cfg.FPS + 0.5)
+	}
+	if roi := c.cfg.ROI; !roi.IsZero() {
+		info.ROI = &[4]int{roi.X, roi.Y, roi.W, roi.H}
+	}
+	writeJSON(w, info)
+}
+
+// latestInfo is a camera's state and its latest results.
+type latestInfo struct {
+	State      string      `json:"state"`
+	Error      string      `json:"error,omitempty"`
+	Estimate   *Estimate   `json:"estimate"`
+	Diagnostic *Diagnostic `json:"diagnostic"`
+}
+
+func (d *Daemon) latest(w http.ResponseWriter, r *http.Request) {
+	c := d.cameraOr404(w, r)
+	if c == nil {
+		return
+	}
+	d.mu.Lock()
+	global := d.cfg.HTTP.Token.Value()
+	d.mu.Unlock()
+	var camTok string
+	if _, ok := c.whip(); ok {
+		camTok = c.cfg.Source.Token.Value()
+	}
+	if !authorize(w, r, global, camTok) {
+		return
+	}
+	c.mu.Lock()
+	out := latestInfo{State: c.state, Error: c.lastErr, Estimate: c.est, Diagnostic: c.diag}
+	c.mu.Unlock()
+	writeJSON(w, out)
+}

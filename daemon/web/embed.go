@@ -1,0 +1,110 @@
+// Package web holds physd's built-in web pages, embedded in the binary so
+// that they work offline on a LAN.
+//
+// The publish page turns a phone or laptop camera into a physd camera: it
+// sends the video over WHIP (RFC 9725) and shows the camera's latest
+// estimate. It talks to the daemon through these routes, which the daemon
+// serves (not this package):
+//
+//	GET    /api/v1/cameras/{camera}/publish  publish config (JSON, public)
+//	POST   /whip/{camera}                    SDP offer → 201 + answer + Location
+//	DELETE {Location}                        end the session
+//	GET    /api/v1/cameras/{camera}/latest   latest estimate (JSON, bearer)
+//
+// The token, the codec choice and autostart travel in the URL fragment
+// (/publish/pendulum#token=...&codec=h264&autostart=1), which browsers never
+// send to the server.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"io/fs"
+	"net/http"
+	"strings"
+	"time"
+)
+
+//go:embed publish.html publish.js publish.css
+var files embed.FS
+
+// FS holds the page's files at its root: publish.html, publish.js and
+// publish.css.
+var FS fs.FS = files
+
+// PagePrefix is the path under which Handler serves the page, one path
+// segment per camera; AssetPrefix is where the page loads its script and
+// stylesheet from (absolute paths, so that /publish/pendulum/ works too).
+const (
+	PagePrefix  = "/publish/"
+	AssetPrefix = "/publish/assets/"
+)
+
+// csp allows nothing but this origin: the page must not depend on, or leak
+// the token to, anything else.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+type asset struct {
+	data  []byte
+	ctype string
+	etag  string
+}
+
+// assets are read once; embed.FS has no modification times, so the ETag is
+// a content hash (browsers revalidate on each load: Cache-Control no-cache).
+var assets = func() map[string]asset {
+	m := map[string]asset{}
+	for name, ctype := range map[string]string{
+		"publish.html": "text/html; charset=utf-8",
+		"publish.js":   "text/javascript; charset=utf-8",
+		"publish.css":  "text/css; charset=utf-8",
+	} {
+		data, err := files.ReadFile(name)
+		if err != nil {
+			panic("web: " + err.Error()) // the embed directive guarantees the files
+		}
+		sum := sha256.Sum256(data)
+		m[name] = asset{data, ctype, `"` + hex.EncodeToString(sum[:8]) + `"`}
+	}
+	return m
+}()
+
+// Handler serves the publish page. It expects the full request path (mount
+// it without http.StripPrefix, e.g. mux.Handle("GET /publish/", web.Handler())):
+//
+//	GET /publish/{camera}        publish.html, the same for every camera
+//	GET /publish/assets/{file}   publish.js, publish.css
+//
+// Other paths get 404. HEAD and conditional requests are supported.
+func Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		var name string
+		if file, ok := strings.CutPrefix(r.URL.Path, AssetPrefix); ok && file != "publish.html" && assets[file].data != nil {
+			name = file
+		} else if cam, ok := strings.CutPrefix(r.URL.Path, PagePrefix); ok && cam != "" && !strings.Contains(strings.TrimSuffix(cam, "/"), "/") {
+			name = "publish.html"
+		} else {
+			http.NotFound(w, r)
+			return
+		}
+		a := assets[name]
+		h := w.Header()
+		h.Set("Content-Type", a.ctype)
+		h.Set("Cache-Control", "no-cache")
+		h.Set("ETag", a.etag)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		if name == "publish.html" {
+			h.Set("Content-Security-Policy", csp)
+		}
+		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.data))
+	})
+}

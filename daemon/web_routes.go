@@ -1,0 +1,12 @@
+package daemon
+
+import (
+	"net/http"
+
+	"github.com/physd/physd/daemon/web"
+)
+
+// webRoutes serves the publish page and its assets.
+func (d *Daemon) webRoutes(mux *http.ServeMux) {
+	mux.Handle("GET "+web.PagePrefix, web.Handler())
+}

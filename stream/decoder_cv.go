@@ -1,0 +1,427 @@
+//go:build !nocv
+
+package stream
+
+/*
+#cgo pkg-config: libavcodec libavutil
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
+
+// physd_dec is one libavcodec decoder and its reusable packet and frames.
+typedef struct {
+	AVCodecContext *ctx; // NULL after a failed reopen: opened on next use
+	AVPacket *pkt;
+	AVFrame *tmp; // receive target
+	AVFrame *out; // the picture decoded by the last physd_dec_decode
+	int job_err;  // first error returned by a job run through physd_execute2
+	int fresh;    // d->ctx has decoded nothing since it was opened
+	int vp8;      // codec: VP8, else H.264
+	int64_t max_pixels;
+} physd_dec;
+
+// physd_execute2 replaces libavcodec's default (serial) job runner to keep
+// the jobs' errors, which some decoders ignore: VP8 decodes macroblock rows
+// as jobs, and a row that runs out of data (a truncated frame) fails there
+// while the picture is still returned, its rest left undecoded.
+static int physd_execute2(AVCodecContext *c, int (*func)(AVCodecContext *c2, void *arg, int jobnr, int threadnr),
+		void *arg, int *ret, int count) {
+	physd_dec *d = c->opaque;
+	for (int i = 0; i < count; i++) {
+		int r = func(c, arg, i, 0);
+		if (ret) ret[i] = r;
+		if (r < 0 && d->job_err == 0) d->job_err = r;
+	}
+	return 0;
+}
+
+// physd_dec_open (re)creates d->ctx: a single-threaded, low-delay decoder
+// that fails on errors. It returns 0 or a negative AVERROR, leaving
+// d->ctx NULL.
+static int physd_dec_open(physd_dec *d) {
+	avcodec_free_context(&d->ctx);
+	const AVCodec *c = avcodec_find_decoder(d->vp8 ? AV_CODEC_ID_VP8 : AV_CODEC_ID_H264);
+	if (!c) return AVERROR_DECODER_NOT_FOUND;
+	AVCodecContext *x = avcodec_alloc_context3(c);
+	if (!x) return AVERROR(ENOMEM);
+	x->opaque = d;
+	// One thread: frame threading would delay output by a frame per
+	// thread, and an edge board runs one decoder per camera anyway.
+	x->thread_count = 1;
+	// Output each picture as soon as it is decoded (no reorder delay), and
+	// never output a picture the decoder knows to lack its references
+	// (H.264 inter frames until an IDR).
+	x->flags |= AV_CODEC_FLAG_LOW_DELAY;
+	x->flags &= ~AV_CODEC_FLAG_OUTPUT_CORRUPT;
+	// Fail on bitstream errors instead of concealing them: a smeared
+	// picture would be measured as motion.
+	x->error_concealment = 0;
+	x->err_recognition = AV_EF_CRCCHECK | AV_EF_BITSTREAM | AV_EF_BUFFER | AV_EF_EXPLODE;
+	// A corrupt or hostile header must not make us allocate gigabytes.
+	x->max_pixels = d->max_pixels;
+	// Errors reach the caller as return values; keep libavcodec's log of
+	// each bad packet off stderr without touching the process-wide log
+	// level (which OpenCV's FFmpeg backend manages).
+	x->log_level_offset = AV_LOG_DEBUG;
+	int ret = avcodec_open2(x, c, NULL);
+	if (ret < 0) {
+		avcodec_free_context(&x);
+		return ret;
+	}
+	// Set after opening, where threading setup would install its own
+	// runner (it does not with one thread).
+	x->execute2 = physd_execute2;
+	d->ctx = x;
+	d->fresh = 1;
+	return 0;
+}
+
+// physd_dec_free frees everything d holds, and d. NULL is a no-op.
+static void physd_dec_free(physd_dec *d) {
+	if (!d) return;
+	avcodec_free_context(&d->ctx);
+	av_packet_free(&d->pkt);
+	av_frame_free(&d->tmp);
+	av_frame_free(&d->out);
+	free(d);
+}
+
+// physd_dec_new returns in *out a decoder for VP8 (vp8 != 0) or H.264. It
+// returns 0 or a negative AVERROR, and on error leaves nothing allocated.
+static int physd_dec_new(physd_dec **out, int vp8, int64_t max_pixels) {
+	*out = NULL;
+	physd_dec *d = calloc(1, sizeof *d);
+	if (!d) return AVERROR(ENOMEM);
+	d->vp8 = vp8;
+	d->max_pixels = max_pixels;
+	d->pkt = av_packet_alloc();
+	d->tmp = av_frame_alloc();
+	d->out = av_frame_alloc();
+	int ret = d->pkt && d->tmp && d->out ? physd_dec_open(d) : AVERROR(ENOMEM);
+	if (ret < 0) {
+		physd_dec_free(d);
+		return ret;
+	}
+	*out = d;
+	return 0;
+}
+
+// physd_dec_decode decodes one access unit (size > 0). It returns 1 when
+// d->out holds a picture, 0 when the decoder produced none, or a negative
+// AVERROR.
+//
+// The decoder is rebuilt, not flushed, after an error and before a key
+// frame (key != 0), because libavcodec keeps state that neither a flush
+// nor a key frame clears (measured: after a rejected H.264 slice, residual
+// in the next IDR's picture and a stale FF_DECODE_ERROR_DECODE_SLICES flag
+// on it; after an SPS asking for frame reordering, every later picture
+// held back, IDRs included). A rebuilt H.264 decoder needs the SPS and PPS
+// again; the caller resends them (see sendH264).
+static int physd_dec_decode(physd_dec *d, const uint8_t *data, int size, int key) {
+	av_frame_unref(d->out);
+	int ret = 0;
+	if (!d->ctx || (key && !d->fresh)) ret = physd_dec_open(d);
+	if (ret < 0) return ret;
+	d->fresh = 0;
+	// A packet of our own, because libavcodec's bitstream readers may read
+	// up to AV_INPUT_BUFFER_PADDING_SIZE bytes past the end, which
+	// av_new_packet allocates and zeroes.
+	ret = av_new_packet(d->pkt, size);
+	if (ret < 0) return ret;
+	memcpy(d->pkt->data, data, size);
+	d->job_err = 0;
+	ret = avcodec_send_packet(d->ctx, d->pkt);
+	av_packet_unref(d->pkt);
+	int got = 0;
+	// Drain every picture even after an error, so none is left to come out
+	// with a later packet; keep the last one.
+	for (;;) {
+		int r = avcodec_receive_frame(d->ctx, d->tmp);
+		if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) break;
+		if (r < 0) {
+			if (ret >= 0) ret = r;
+			break;
+		}
+		av_frame_unref(d->out);
+		av_frame_move_ref(d->out, d->tmp);
+		got = 1;
+	}
+	if (ret >= 0 && d->job_err < 0) ret = d->job_err;
+	if (ret >= 0 && got && ((d->out->flags & AV_FRAME_FLAG_CORRUPT) || d->out->decode_error_flags)) {
+		ret = AVERROR_INVALIDDATA;
+	}
+	if (ret < 0) {
+		av_frame_unref(d->out);
+		physd_dec_open(d); // on failure, retried by the next call
+		return ret;
+	}
+	return got;
+}
+
+// physd_dec_luma_ok reports whether d->out's first plane is 8-bit luma,
+// one byte per pixel, and at least as wide as the picture.
+static int physd_dec_luma_ok(const physd_dec *d) {
+	const AVFrame *f = d->out;
+	const AVPixFmtDescriptor *p = av_pix_fmt_desc_get(f->format);
+	if (!p || !f->data[0] || f->width <= 0 || f->height <= 0 || f->linesize[0] < f->width) return 0;
+	if (p->flags & (AV_PIX_FMT_FLAG_BE | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_BITSTREAM |
+			AV_PIX_FMT_FLAG_HWACCEL | AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_FLOAT)) return 0;
+	const AVComponentDescriptor *y = &p->comp[0];
+	return y->plane == 0 && y->step == 1 && y->offset == 0 && y->shift == 0 && y->depth == 8;
+}
+
+// physd_dec_copy_luma copies d->out's luma, row by row (rows are linesize
+// apart), into dst of width*height bytes.
+static void physd_dec_copy_luma(const physd_dec *d, uint8_t *dst) {
+	const AVFrame *f = d->out;
+	for (int y = 0; y < f->height; y++) {
+		memcpy(dst + (size_t)y * f->width, f->data[0] + (ptrdiff_t)y * f->linesize[0], f->width);
+	}
+}
+
+// physd_averror_enomem is AVERROR(ENOMEM), a macro cgo cannot evaluate.
+static int physd_averror_enomem(void) { return AVERROR(ENOMEM); }
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// maxDecodePixels bounds the picture size a decoder accepts (4096×4096,
+// more than 4K UHD), so that a corrupt or hostile key frame header cannot
+// make libavcodec allocate hundreds of megabytes.
+const maxDecodePixels = 4096 * 4096
+
+// maxPendingParams bounds the H.264 parameter sets kept for the next
+// access unit (SPS and PPS take tens of bytes; SEI can be larger).
+const maxPendingParams = 64 << 10
+
+// videoDecoder decodes one track's access units into 8-bit luma with
+// libavcodec. Not safe for concurrent use.
+type videoDecoder struct {
+	codec videoCodec
+	c     *C.physd_dec // nil once closed
+	// H.264 only:
+	pending  []byte // parameter-set-only access units awaiting a slice
+	sps, pps []byte // the SPS and PPS NAL units last decoded without error
+	buf      []byte // scratch for assembling the packet
+}
+
+// newVideoDecoder returns a decoder for pion's MIME type
+// webrtc.MimeTypeVP8 ("video/VP8") or webrtc.MimeTypeH264 ("video/H264"),
+// matched case-insensitively. Other types give an error wrapping
+// ErrUnsupportedCodec. The caller must close the decoder.
+func newVideoDecoder(mime string) (*videoDecoder, error) {
+	codec, err := parseVideoMime(mime)
+	if err != nil {
+		return nil, err
+	}
+	var vp8 C.int
+	if codec == codecVP8 {
+		vp8 = 1
+	}
+	var c *C.physd_dec
+	if ret := C.physd_dec_new(&c, vp8, maxDecodePixels); ret < 0 {
+		return nil, fmt.Errorf("stream: opening %v decoder: %s: %w", codec, avErr(ret), ErrUnsupportedCodec)
+	}
+	return &videoDecoder{codec: codec, c: c}, nil
+}
+
+// decode feeds one complete access unit: a whole VP8 frame, or an H.264
+// access unit in Annex-B form with in-band SPS/PPS (what pion's
+// codecs.H264Packet depacketizer and samplebuilder produce). It returns
+// the decoded picture's luma, w×h bytes tightly packed in a fresh slice
+// the caller owns, or w == 0 when the decoder produced no picture for this
+// input (e.g. H.264 inter frames before the first IDR). The size is that of
+// each picture, so it follows resolution changes mid-stream. WebRTC
+// senders do not reorder frames; a stream that does (B-frames) comes out
+// late by its reorder depth.
+//
+// An H.264 access unit of parameter sets only (SPS, PPS, SEI, AUD, as when
+// a sender gives them their own RTP timestamp) yields no picture and is
+// decoded together with the next access unit, because libavcodec rejects
+// a packet without a slice.
+//
+// A corrupt, truncated or empty access unit, or one whose references are
+// missing, gives an error wrapping ErrCorruptFrame; the decoder then
+// starts afresh and produces pictures again from the next key frame (see
+// isKeyFrame). Every key frame is decoded by a fresh libavcodec decoder,
+// so nothing decoded before can affect it. What the bitstream cannot
+// reveal goes undetected: an inter frame after a lost frame decodes
+// against the wrong reference without error (VP8 has no frame numbers,
+// and libavcodec fills H.264 frame_num gaps silently), and bytes that
+// happen to parse make a picture. The caller must therefore skip to the
+// next key frame after any RTP loss (pion's media.Sample.PrevDroppedPackets).
+// A picture format other than 8-bit luma gives an error wrapping
+// ErrUnsupportedCodec.
+func (d *videoDecoder) decode(au []byte) (w, h int, luma []byte, err error) {
+	if d == nil || d.c == nil {
+		return 0, 0, nil, fmt.Errorf("stream: decode: decoder is closed: %w", ErrInvalidOption)
+	}
+	if len(au) == 0 {
+		// An empty packet would put libavcodec into draining mode.
+		return d.corrupt("empty access unit")
+	}
+	if len(au) > math.MaxInt32-C.AV_INPUT_BUFFER_PADDING_SIZE-3*maxPendingParams { // room for pending, SPS and PPS
+		return d.corrupt(fmt.Sprintf("access unit of %d bytes", len(au)))
+	}
+	var ret C.int
+	if d.codec == codecH264 {
+		if h264ParamsOnly(au) {
+			if len(d.pending)+len(au) > maxPendingParams {
+				d.pending = d.pending[:0]
+				return d.corrupt(fmt.Sprintf("over %d bytes of parameter sets without a slice", maxPendingParams))
+			}
+			d.pending = append(d.pending, au...)
+			return 0, 0, nil, nil
+		}
+		ret = d.sendH264(au)
+	} else {
+		key := codecVP8.isKeyFrame(au)
+		if key {
+			// libavcodec checks max_pixels too, but logs the refusal to
+			// stderr, past the context's log level offset.
+			w := int(binary.LittleEndian.Uint16(au[6:]) & 0x3fff)
+			h := int(binary.LittleEndian.Uint16(au[8:]) & 0x3fff)
+			if w*h > maxDecodePixels {
+				return d.corrupt(fmt.Sprintf("%dx%d key frame, over %d pixels", w, h, maxDecodePixels))
+			}
+		}
+		ret = d.send(au, key)
+	}
+	if ret < 0 {
+		if ret == C.physd_averror_enomem() {
+			return 0, 0, nil, fmt.Errorf("stream: %v decoder: %s", d.codec, avErr(ret))
+		}
+		return 0, 0, nil, fmt.Errorf("stream: %v decoder: %s: %w", d.codec, avErr(ret), ErrCorruptFrame)
+	}
+	if ret == 0 {
+		return 0, 0, nil, nil
+	}
+	if C.physd_dec_luma_ok(d.c) == 0 {
+		name := C.GoString(C.av_get_pix_fmt_name(C.enum_AVPixelFormat(d.c.out.format)))
+		return 0, 0, nil, fmt.Errorf("stream: %v decoder: picture format %q, want 8-bit luma: %w", d.codec, name, ErrUnsupportedCodec)
+	}
+	w, h = int(d.c.out.width), int(d.c.out.height)
+	luma = make([]byte, w*h)
+	C.physd_dec_copy_luma(d.c, (*C.uint8_t)(unsafe.Pointer(&luma[0])))
+	return w, h, luma, nil
+}
+
+// corrupt rebuilds the C decoder, as after a libavcodec error, so that it
+// waits for a key frame, and returns an error wrapping ErrCorruptFrame.
+func (d *videoDecoder) corrupt(why string) (w, h int, luma []byte, err error) {
+	C.physd_dec_open(d.c) // on failure, retried by the next decode
+	return 0, 0, nil, fmt.Errorf("stream: %v decoder: %s: %w", d.codec, why, ErrCorruptFrame)
+}
+
+// send decodes one non-empty packet, key if it starts with a key frame
+// (the C decoder is then rebuilt first): 1 picture, 0 none, or a negative
+// AVERROR (the C decoder was then rebuilt).
+func (d *videoDecoder) send(pkt []byte, key bool) C.int {
+	var k C.int
+	if key {
+		k = 1
+	}
+	// libavcodec copies pkt into its own padded packet before returning,
+	// so passing Go memory is fine.
+	return C.physd_dec_decode(d.c, (*C.uint8_t)(unsafe.Pointer(&pkt[0])), C.int(len(pkt)), k)
+}
+
+// sendH264 decodes an H.264 access unit that has a slice, after the
+// pending parameter sets. When the C decoder is new (after an error) or
+// about to be rebuilt (for an IDR) and au lacks an SPS or PPS, the last
+// good ones go first, so that an IDR sent without in-band parameter sets
+// still decodes.
+func (d *videoDecoder) sendH264(au []byte) C.int {
+	key := codecH264.isKeyFrame(au)
+	var hasSPS, hasPPS bool
+	forEachNAL(au, func(nal []byte) bool {
+		hasSPS = hasSPS || nal[0]&0x1f == 7
+		hasPPS = hasPPS || nal[0]&0x1f == 8
+		return true
+	})
+	d.buf = d.buf[:0]
+	if (key || d.c.ctx == nil || d.c.fresh != 0) && !(hasSPS && hasPPS) {
+		d.buf = append(append(d.buf, d.sps...), d.pps...)
+	}
+	skip := len(d.buf)
+	pkt := append(append(d.buf, d.pending...), au...)
+	d.buf, d.pending = pkt, d.pending[:0]
+	ret := d.send(pkt, key)
+	if ret < 0 && len(pkt) > len(au) {
+		// Broken pending or remembered parameter sets must not cost an
+		// access unit that decodes on its own.
+		pkt, skip = au, 0
+		ret = d.send(pkt, key)
+	}
+	if ret < 0 {
+		return ret
+	}
+	var sps, pps []byte
+	forEachNAL(pkt[skip:], func(nal []byte) bool {
+		switch nal[0] & 0x1f {
+		case 7:
+			sps = append(append(sps, 0, 0, 0, 1), nal...)
+		case 8:
+			pps = append(append(pps, 0, 0, 0, 1), nal...)
+		}
+		return true
+	})
+	if sps != nil && len(sps) <= maxPendingParams {
+		d.sps = sps
+	}
+	if pps != nil && len(pps) <= maxPendingParams {
+		d.pps = pps
+	}
+	return ret
+}
+
+// close frees the decoder's C state. It is idempotent; decode fails after
+// it.
+func (d *videoDecoder) close() {
+	if d == nil || d.c == nil {
+		return
+	}
+	C.physd_dec_free(d.c)
+	d.c = nil
+	d.pending, d.sps, d.pps, d.buf = nil, nil, nil, nil
+}
+
+// h264ParamsOnly reports whether an Annex-B access unit holds NAL units
+// and all of them are parameter sets or other non-picture data that
+// belong with the next slice: SEI (6), SPS (7), PPS (8), AUD (9), SPS
+// extension (13), subset SPS (15).
+func h264ParamsOnly(au []byte) bool {
+	n, ok := 0, true
+	forEachNAL(au, func(nal []byte) bool {
+		n++
+		switch nal[0] & 0x1f {
+		case 6, 7, 8, 9, 13, 15:
+			ok = nal[0]&0x80 == 0 // forbidden_zero_bit
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return n > 0 && ok
+}
+
+// avErr describes a libavcodec error code.
+func avErr(code C.int) string {
+	var buf [C.AV_ERROR_MAX_STRING_SIZE]C.char
+	if C.av_strerror(code, &buf[0], C.size_t(len(buf))) < 0 {
+		return fmt.Sprintf("libavcodec error %d", int(code))
+	}
+	return C.GoString(&buf[0])
+}

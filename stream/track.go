@@ -1,0 +1,231 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
+	"github.com/pion/rtp/codecs"
+	"github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media/samplebuilder"
+)
+
+const (
+	// jitterPackets is how many packets the jitter buffer holds while it
+	// waits for a late or reordered one (a few frames of 640×480 video).
+	jitterPackets = 512
+	// jitterDelay bounds how long it waits: a frame whose packets are not
+	// all in after this is dropped, the loss is counted and a key frame
+	// requested.
+	jitterDelay = 250 * time.Millisecond
+	// pliInterval rate-limits key frame requests.
+	pliInterval = 500 * time.Millisecond
+	// DefaultSilence is how long a WebRTC track may deliver no packet before
+	// its session counts as gone.
+	DefaultSilence = 5 * time.Second
+)
+
+// TrackStats counts what a WebRTC track delivered.
+type TrackStats struct {
+	// Frames decoded and emitted.
+	Frames int
+	// Lost counts frames the jitter buffer gave up on (missing packets)
+	// plus frames skipped while waiting for a key frame after a loss.
+	Lost int
+	// PLIs counts key frame requests sent.
+	PLIs int
+	// Codec is the negotiated MIME type.
+	Codec string
+}
+
+// trackReader turns one RTP video track into frames: jitter buffer,
+// depacketiser, key frame gating, decoder, preprocessing, and frame times
+// from the RTP timestamps (the sender's capture clock, not arrival).
+type trackReader struct {
+	name    string
+	mime    string
+	pre     Preprocess
+	silence time.Duration
+	sendPLI func() error
+
+	mu      sync.Mutex
+	stats   TrackStats
+	lastPLI time.Time
+}
+
+func newTrackReader(name string, track *webrtc.TrackRemote, pre Preprocess, silence time.Duration, writeRTCP func([]rtcp.Packet) error) *trackReader {
+	if silence <= 0 {
+		silence = DefaultSilence
+	}
+	ssrc := uint32(track.SSRC())
+	r := &trackReader{name: name, mime: track.Codec().MimeType, pre: pre, silence: silence}
+	r.sendPLI = func() error { return writeRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}}) }
+	r.stats.Codec = r.mime
+	return r
+}
+
+// Stats returns a snapshot of the counters.
+func (r *trackReader) Stats() TrackStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// pli asks the sender for a key frame, at most once per pliInterval.
+func (r *trackReader) pli() {
+	r.mu.Lock()
+	now := time.Now()
+	if now.Sub(r.lastPLI) < pliInterval {
+		r.mu.Unlock()
+		return
+	}
+	r.lastPLI = now
+	r.stats.PLIs++
+	r.mu.Unlock()
+	_ = r.sendPLI() // best effort: the next loss asks again
+}
+
+// run reads packets until ctx ends, the track ends, or it is silent for
+// r.silence; it returns a wrapped ErrStalled for silence and a wrapped
+// ErrUnavailable when the track ends.
+func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error), setDeadline func(time.Time) error, emit func(Frame) error) error {
+	var depack rtp.Depacketizer
+	switch strings.ToLower(r.mime) {
+	case strings.ToLower(webrtc.MimeTypeVP8):
+		depack = &codecs.VP8Packet{}
+	case strings.ToLower(webrtc.MimeTypeH264):
+		depack = &codecs.H264Packet{}
+	default:
+		return fmt.Errorf("%s: track codec %s: %w", r.name, r.mime, ErrUnsupportedCodec)
+	}
+	dec, err := newVideoDecoder(r.mime)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.name, err)
+	}
+	defer dec.close()
+	sb := samplebuilder.New(jitterPackets, depack, 90000, samplebuilder.WithMaxTimeDelay(jitterDelay))
+	stop := context.AfterFunc(ctx, func() { _ = setDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	needKey := true
+	r.pli() // a publisher that just joined may be between key frames
+	var (
+		seq      int
+		lostRun  bool
+		haveTS   bool
+		unwrap   int64 // RTP timestamp relative to the first, unwrapped
+		lastTS   uint32
+		last     Frame
+		haveLast bool
+	)
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := setDeadline(time.Now().Add(r.silence)); err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		pkt, err := read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return fmt.Errorf("%s: no video for %v: %w", r.name, r.silence, ErrStalled)
+			}
+			if errors.Is(err, io.EOF) {
+				return fmt.Errorf("%s: the publisher ended the track: %w", r.name, ErrUnavailable)
+			}
+			return fmt.Errorf("%s: reading RTP: %w: %w", r.name, err, ErrUnavailable)
+		}
+		sb.Push(pkt)
+		for s := sb.Pop(); s != nil; s = sb.Pop() {
+			if s.PrevDroppedPackets > 0 {
+				needKey, lostRun = true, true
+				r.count(func(st *TrackStats) { st.Lost++ })
+			}
+			if needKey && !isKeyFrame(r.mime, s.Data) {
+				lostRun = true
+				r.count(func(st *TrackStats) { st.Lost++ })
+				r.pli()
+				continue
+			}
+			w, h, luma, err := dec.decode(s.Data)
+			if err != nil {
+				needKey, lostRun = true, true
+				r.count(func(st *TrackStats) { st.Lost++ })
+				r.pli()
+				continue
+			}
+			needKey = false
+			if w == 0 {
+				continue
+			}
+			if !haveTS {
+				lastTS, haveTS = s.PacketTimestamp, true
+			}
+			unwrap += int64(int32(s.PacketTimestamp - lastTS))
+			lastTS = s.PacketTimestamp
+			videoToFullRange(luma)
+			f, err := r.pre.ApplyGray(&image.Gray{Pix: luma, Stride: w, Rect: image.Rect(0, 0, w, h)})
+			if err != nil {
+				return fmt.Errorf("%s: %dx%d picture: %w", r.name, w, h, err)
+			}
+			if lostRun {
+				seq++ // a jump in Seq tells the windows frames are missing
+				lostRun = false
+			}
+			f.Seq = seq
+			seq++
+			f.Time = time.Duration(unwrap) * time.Second / 90000
+			now := time.Now()
+			f.Wall = now
+			if haveLast {
+				if wl := last.Wall.Add(f.Time - last.Time); wl.Before(now) {
+					f.Wall = wl
+				}
+			}
+			last, haveLast = f, true
+			r.count(func(st *TrackStats) { st.Frames++ })
+			if err := emit(f); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *trackReader) count(f func(*TrackStats)) {
+	r.mu.Lock()
+	f(&r.stats)
+	r.mu.Unlock()
+}
+
+// readRemote runs r on a pion remote track.
+func (r *trackReader) readRemote(ctx context.Context, t *webrtc.TrackRemote, emit func(Frame) error) error {
+	return r.run(ctx, func() (*rtp.Packet, error) {
+		p, _, err := t.ReadRTP()
+		return p, err
+	}, t.SetReadDeadline, emit)
+}
+
+// videoToFullRange maps decoded luma from the video range [16, 235] that
+// VP8 and H.264 encoders use onto [0, 255], as OpenCV's conversion does
+// for the other sources, so thresholds mean the same for every camera.
+func videoToFullRange(y []byte) {
+	var lut [256]byte
+	for i := range lut {
+		v := (i - 16) * 255 / 219
+		lut[i] = byte(min(max(v, 0), 255))
+	}
+	for i, v := range y {
+		y[i] = lut[v]
+	}
+}
