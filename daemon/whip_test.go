@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -118,13 +119,16 @@ func TestWHIPEndToEnd(t *testing.T) {
 		// Keep the session open (no media) until the next publisher
 		// replaces it; Silence is 3 s, so replace quickly.
 	}
-	if code := prev.delete(t); code != http.StatusOK && code != http.StatusNotFound {
-		t.Errorf("DELETE: %d", code)
-	}
-	waitFor(t, 10*time.Second, "camera offline", func() bool {
+	// The last publisher stops sending but keeps its connection: after
+	// the source's timeout (3 s) the session is closed and the camera
+	// reported offline with the reason.
+	waitFor(t, 15*time.Second, "camera offline after the publisher went silent", func() bool {
 		s := r.d.Statuses()["phone"]
-		return s.State == "offline"
+		return s.State == "offline" && strings.Contains(s.Error, "no video for 3s")
 	})
+	if code := prev.delete(t); code != http.StatusNotFound {
+		t.Errorf("DELETE of the silent session: %d, want 404 (closed by physd)", code)
+	}
 }
 
 // checkAccuracy holds a certified estimate from lossy video to the
@@ -174,6 +178,24 @@ func TestWHIPBadInput(t *testing.T) {
 		if code != tc.code || !strings.Contains(body, tc.msg) {
 			t.Errorf("%s: %d %q, want %d containing %q", tc.name, code, strings.TrimSpace(body), tc.code, tc.msg)
 		}
+	}
+
+	// ICE is restricted to loopback: the answer offers nothing else.
+	code, answer, loc := whipPost(t, base+"/whip/phone", "tok", "application/sdp", vp8Offer)
+	if code != http.StatusCreated || loc == "" {
+		t.Fatalf("POST of a VP8 offer: %d %s", code, answer)
+	}
+	cands := 0
+	for _, line := range strings.Split(answer, "\n") {
+		if strings.HasPrefix(line, "a=candidate:") {
+			cands++
+			if f := strings.Fields(line); len(f) < 6 || !net.ParseIP(f[4]).IsLoopback() {
+				t.Errorf("answer candidate outside webrtc.interfaces [lo]: %s", line)
+			}
+		}
+	}
+	if cands == 0 {
+		t.Errorf("answer has no candidates:\n%s", answer)
 	}
 
 	// A second publisher replaces the first; on an exclusive camera it is

@@ -59,10 +59,16 @@ static int physd_dec_open(physd_dec *d) {
 	// (H.264 inter frames until an IDR).
 	x->flags |= AV_CODEC_FLAG_LOW_DELAY;
 	x->flags &= ~AV_CODEC_FLAG_OUTPUT_CORRUPT;
-	// Fail on bitstream errors instead of concealing them: a smeared
-	// picture would be measured as motion.
-	x->error_concealment = 0;
+	// Fail on bitstream errors: a smeared picture would be measured as
+	// motion.
 	x->err_recognition = AV_EF_CRCCHECK | AV_EF_BITSTREAM | AV_EF_BUFFER | AV_EF_EXPLODE;
+	// Error concealment stays on, although no concealed picture is ever
+	// returned (physd_dec_decode rejects the decode_error_flags it sets),
+	// because with it off libavcodec keeps no record of which macroblocks
+	// the slices covered: H.264 then flags every slice but a picture's
+	// first as following a lost one, rejecting all multi-slice pictures,
+	// and passes a picture whose last slices are missing as clean.
+	x->error_concealment = FF_EC_GUESS_MVS;
 	// A corrupt or hostile header must not make us allocate gigabytes.
 	x->max_pixels = d->max_pixels;
 	// Errors reach the caller as return values; keep libavcodec's log of
@@ -252,8 +258,12 @@ func newVideoDecoder(mime string) (*videoDecoder, error) {
 // decoded together with the next access unit, because libavcodec rejects
 // a packet without a slice.
 //
-// A corrupt, truncated or empty access unit, or one whose references are
-// missing, gives an error wrapping ErrCorruptFrame; the decoder then
+// An H.264 picture may have any number of slices, all in au, in
+// increasing order of their first macroblock.
+//
+// A corrupt, truncated or empty access unit, one whose references are
+// missing, or an H.264 picture missing slices or with slices repeated or
+// out of order, gives an error wrapping ErrCorruptFrame; the decoder then
 // starts afresh and produces pictures again from the next key frame (see
 // isKeyFrame). Every key frame is decoded by a fresh libavcodec decoder,
 // so nothing decoded before can affect it. What the bitstream cannot
@@ -284,6 +294,9 @@ func (d *videoDecoder) decode(au []byte) (w, h int, luma []byte, err error) {
 			}
 			d.pending = append(d.pending, au...)
 			return 0, 0, nil, nil
+		}
+		if !h264SlicesInOrder(au) {
+			return d.corrupt("slices out of order or repeated")
 		}
 		ret = d.sendH264(au)
 	} else {
@@ -415,6 +428,67 @@ func h264ParamsOnly(au []byte) bool {
 		return ok
 	})
 	return n > 0 && ok
+}
+
+// h264SlicesInOrder reports whether the slices (NAL types 1 and 5) of an
+// Annex-B access unit start at increasing macroblocks, each picture or
+// field at macroblock 0 (a slice whose header does not parse is left to
+// libavcodec). libavcodec checks that a picture's slices covered all its
+// macroblocks by counting them, so a repeated slice would make up for a
+// missing one and let a partly undecoded picture through.
+func h264SlicesInOrder(au []byte) bool {
+	ok, prev := true, uint64(0)
+	forEachNAL(au, func(nal []byte) bool {
+		if t := nal[0] & 0x1f; t != 1 && t != 5 {
+			return true
+		}
+		mb, parsed := h264FirstMB(nal[1:])
+		if !parsed {
+			return true
+		}
+		ok = mb == 0 || mb > prev
+		prev = mb
+		return ok
+	})
+	return ok
+}
+
+// h264FirstMB decodes first_mb_in_slice, the Exp-Golomb code that starts a
+// slice header (b is the NAL unit after its header byte), skipping
+// emulation prevention bytes. It reports false when b ends first or the
+// code is longer than any 32-bit value's.
+func h264FirstMB(b []byte) (uint64, bool) {
+	var rbsp [8]byte // room for the longest code accepted, 63 bits
+	n, zeros := 0, 0
+	for _, c := range b {
+		if n == len(rbsp) {
+			break
+		}
+		if zeros >= 2 && c == 3 {
+			zeros = 0
+			continue
+		}
+		if c == 0 {
+			zeros++
+		} else {
+			zeros = 0
+		}
+		rbsp[n] = c
+		n++
+	}
+	bit := func(i int) uint64 { return uint64(rbsp[i/8]>>(7-i%8)) & 1 }
+	lz := 0 // the code is lz zero bits, a one, then lz bits of value
+	for lz < 8*n && bit(lz) == 0 {
+		lz++
+	}
+	if lz > 31 || 2*lz+1 > 8*n {
+		return 0, false
+	}
+	v := uint64(1)
+	for i := lz + 1; i <= 2*lz; i++ {
+		v = v<<1 | bit(i)
+	}
+	return v - 1, true
 }
 
 // avErr describes a libavcodec error code.

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/pion/webrtc/v4"
@@ -336,6 +339,174 @@ func TestVideoDecoderH264ParamsAfterError(t *testing.T) {
 		t.Fatalf("IDR without parameter sets after an error: width %d, %v", w, err)
 	}
 	decCheckFrames(t, d, c, ref, gop+1)
+}
+
+// decSlices splits an H.264 access unit into its NAL units other than
+// slices, concatenated, and its slices (NAL types 1 and 5), each behind a
+// 4-byte start code.
+func decSlices(au []byte) (other []byte, parts [][]byte) {
+	forEachNAL(au, func(nal []byte) bool {
+		n := append([]byte{0, 0, 0, 1}, nal...)
+		if typ := nal[0] & 0x1f; typ == 1 || typ == nalTypeIDR {
+			parts = append(parts, n)
+		} else {
+			other = append(other, n...)
+		}
+		return true
+	})
+	return other, parts
+}
+
+func TestVideoDecoderH264MultiSlice(t *testing.T) {
+	// Pictures of several slices, as x264 with slices or sliced threads
+	// (-tune zerolatency with several threads), hardware encoders and OBS
+	// send them, all slices of a picture in one access unit as pion's
+	// samplebuilder delivers them: every picture must equal ffmpeg's
+	// decode. An access unit that lost slices must not come out as a
+	// picture, and decoding must be exact again from the next key frame.
+	// libavcodec with error concealment off rejected every slice but a
+	// picture's first, and passed a picture without its last slices.
+	const gop = 10
+	for _, tc := range []struct {
+		name       string
+		scale      string // 128×128 if ""
+		quality    []string
+		minSlices  int // in every picture
+		mostSlices int // in some picture
+	}{
+		{"slices=4", "", []string{"-x264-params", "slices=4"}, 4, 4},
+		{"sliced-threads", "", []string{"-threads", "4"}, 2, 2},
+		{"high-cabac", "", []string{"-profile:v", "high", "-x264-params", "slices=3"}, 3, 3},
+		// Slices of at most one RTP packet, as hardware encoders send:
+		// their number varies from picture to picture.
+		{"slice-max-size", "640:480", []string{"-b:v", "1M", "-x264-params", "slice-max-size=1100"}, 1, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := 128
+			if tc.scale != "" {
+				size = 480
+			}
+			c := decEncode(t, t.TempDir(), decClipSpec{mime: webrtc.MimeTypeH264, size: size, scale: tc.scale,
+				seconds: 2, gop: gop, quality: tc.quality})
+			ref := decReference(t, c)
+			if len(c.aus) != len(c.src) || len(ref) != len(c.src) {
+				t.Fatalf("%d access units, ffmpeg decodes %d pictures, want %d", len(c.aus), len(ref), len(c.src))
+			}
+			counts := map[int]int{} // slices per picture: pictures
+			for i, au := range c.aus {
+				_, parts := decSlices(au)
+				if len(parts) < tc.minSlices {
+					t.Fatalf("frame %d has %d slices, want at least %d", i, len(parts), tc.minSlices)
+				}
+				counts[len(parts)]++
+			}
+			t.Logf("pictures by slice count: %v", counts)
+			if most := slices.Max(slices.Collect(maps.Keys(counts))); most < tc.mostSlices {
+				t.Fatalf("at most %d slices in a picture, want %d", most, tc.mostSlices)
+			}
+			decCheckFrames(t, decMustOpen(t, webrtc.MimeTypeH264), c, ref, 0)
+
+			n := 0
+			for i, au := range c.aus {
+				other, parts := decSlices(au)
+				last := parts[len(parts)-1]
+				cuts := map[string][][]byte{
+					"without its last slice":          parts[:len(parts)-1],
+					"with its last slice cut in half": append(parts[:len(parts)-1:len(parts)-1], last[:len(last)/2]),
+				}
+				if len(parts) >= 3 {
+					cuts["without a middle slice"] = append(parts[:1:1], parts[2:]...)
+					cuts["with a slice repeated for the last"] = append(parts[:len(parts)-1:len(parts)-1], parts[1])
+				}
+				for what, keep := range cuts {
+					d := decMustOpen(t, webrtc.MimeTypeH264)
+					decCheckFrames(t, d, decClip{aus: c.aus[:i], w: c.w, h: c.h}, ref, i-i%gop)
+					decNoPicture(t, d, fmt.Sprintf("frame %d %s", i, what), append(bytes.Clone(other), bytes.Join(keep, nil)...))
+					if next := i - i%gop + gop; next < len(c.aus) {
+						decCheckFrames(t, d, decClip{aus: c.aus[:next+1], w: c.w, h: c.h}, ref, next)
+					}
+					d.close()
+					n++
+				}
+			}
+			t.Logf("%d access units with missing slices rejected", n)
+		})
+	}
+}
+
+func TestVideoDecoderH264MultiSliceFixture(t *testing.T) {
+	// An access unit received over WebRTC from ffmpeg's libx264 with
+	// several slices per picture: SPS, PPS and two IDR slices.
+	c := decClip{path: filepath.Join("testdata", "multislice-idr.h264"), w: 128, h: 128}
+	au, err := os.ReadFile(c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.aus = [][]byte{au}
+	ref := decReference(t, c)
+	other, parts := decSlices(au)
+	if len(ref) != 1 || len(parts) != 2 {
+		t.Fatalf("ffmpeg decodes %d pictures from %d slices, want 1 from 2", len(ref), len(parts))
+	}
+	d := decMustOpen(t, webrtc.MimeTypeH264)
+	decCheckFrames(t, d, c, ref, 0)
+	t.Logf("first slice only: %s", decNoPicture(t, d, "first slice only", append(other, parts[0]...)))
+	t.Logf("cut in the first slice: %s", decNoPicture(t, d, "cut in the first slice", au[:129]))
+	decCheckFrames(t, d, c, ref, 0)
+}
+
+func TestH264FirstMB(t *testing.T) {
+	// first_mb_in_slice is ue(v): n zero bits, a one, n bits; the value
+	// is 2^n - 1 plus those bits.
+	for _, tc := range []struct {
+		b    []byte
+		want uint64
+		ok   bool
+	}{
+		{[]byte{0x88}, 0, true},
+		{[]byte{0x48}, 1, true},
+		{[]byte{0x68}, 2, true},
+		{[]byte{0x0f, 0x80}, 30, true},        // 0000 1111 1
+		{[]byte{0x00, 0x80, 0x80}, 256, true}, // 8 zeros, 1 0000 0001
+		// 22 zeros, a one, 22 zeros: 2^22 - 1, with an emulation
+		// prevention byte after each pair of zero bytes that precedes a
+		// byte below 4.
+		{[]byte{0, 0, 3, 0x02, 0, 0, 0x04}, 1<<22 - 1, true},
+		{[]byte{0x07}, 0, false},          // ends in the code
+		{nil, 0, false},                   // no slice header
+		{make([]byte, 9), 0, false},       // no one bit in reach
+		{[]byte{0, 0, 0, 0, 1}, 0, false}, // 39 zeros: over 32 bits
+	} {
+		got, ok := h264FirstMB(tc.b)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("h264FirstMB(% x) = %d, %v, want %d, %v", tc.b, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestH264SlicesInOrder(t *testing.T) {
+	slice := func(firstMB ...byte) []byte { return append([]byte{0, 0, 0, 1, 0x41}, firstMB...) }
+	mb0, mb1, mb2, mb30 := slice(0x88), slice(0x48), slice(0x68), slice(0x0f, 0x80)
+	for _, tc := range []struct {
+		name string
+		au   [][]byte
+		want bool
+	}{
+		{"one slice", [][]byte{mb0}, true},
+		{"increasing", [][]byte{mb0, mb1, mb30}, true},
+		{"first slice missing", [][]byte{mb1, mb30}, true}, // libavcodec's to reject
+		{"second field", [][]byte{mb0, mb2, mb0, mb2}, true},
+		{"repeated", [][]byte{mb0, mb1, mb1, mb2}, false},
+		{"swapped", [][]byte{mb0, mb2, mb1}, false},
+		{"parameter sets between", [][]byte{{0, 0, 1, 0x67, 0x42}, mb2, {0, 0, 1, 0x68, 0xce}, mb30}, true},
+		{"IDR slices", [][]byte{{0, 0, 1, 0x65, 0x88}, {0, 0, 1, 0x65, 0x68}, {0, 0, 1, 0x65, 0x48}}, false},
+		{"unparsed header skipped", [][]byte{mb1, slice(0, 0), mb2}, true},
+	} {
+		au := bytes.Join(tc.au, nil)
+		if got := h264SlicesInOrder(au); got != tc.want {
+			t.Errorf("%s: h264SlicesInOrder(% x) = %v, want %v", tc.name, au, got, tc.want)
+		}
+	}
 }
 
 func TestVideoDecoderMaxPixels(t *testing.T) {

@@ -150,7 +150,7 @@ func decReadIVF(tb testing.TB, data []byte) [][]byte {
 // code as pion's H264Packet depacketiser emits them. A new access unit
 // starts at an AUD, SPS, PPS or SEI following a slice, or at a slice with
 // first_mb_in_slice == 0 (its ue(v) code is the single bit 1) following a
-// slice: enough for x264's single-slice pictures.
+// slice: enough for x264's pictures, of one slice or several.
 func decReadAnnexB(tb testing.TB, data []byte) [][]byte {
 	tb.Helper()
 	r, err := h264reader.NewReaderWithOptions(bytes.NewReader(data), h264reader.WithIncludeSEI(true))

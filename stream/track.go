@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type trackReader struct {
 	pre     Preprocess
 	silence time.Duration
 	sendPLI func() error
+	now     func() time.Time // the PLI rate limit's clock
 
 	mu      sync.Mutex
 	stats   TrackStats
@@ -66,7 +68,7 @@ func newTrackReader(name string, track *webrtc.TrackRemote, pre Preprocess, sile
 		silence = DefaultSilence
 	}
 	ssrc := uint32(track.SSRC())
-	r := &trackReader{name: name, mime: track.Codec().MimeType, pre: pre, silence: silence}
+	r := &trackReader{name: name, mime: track.Codec().MimeType, pre: pre, silence: silence, now: time.Now}
 	r.sendPLI = func() error { return writeRTCP([]rtcp.Packet{&rtcp.PictureLossIndication{MediaSSRC: ssrc}}) }
 	r.stats.Codec = r.mime
 	return r
@@ -82,7 +84,7 @@ func (r *trackReader) Stats() TrackStats {
 // pli asks the sender for a key frame, at most once per pliInterval.
 func (r *trackReader) pli() {
 	r.mu.Lock()
-	now := time.Now()
+	now := r.now()
 	if now.Sub(r.lastPLI) < pliInterval {
 		r.mu.Unlock()
 		return
@@ -138,7 +140,8 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
+			var ne net.Error
+			if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
 				return fmt.Errorf("%s: no video for %v: %w", r.name, r.silence, ErrStalled)
 			}
 			if errors.Is(err, io.EOF) {
