@@ -97,6 +97,10 @@ type HTTP struct {
 	Listen string `yaml:"listen"`
 	// Token, when set, is the bearer token clients must present.
 	Token Secret `yaml:"token"`
+	// TLSCertFile and TLSKeyFile, set together, serve HTTPS: phones open
+	// their camera for the publish page only on a secure origin.
+	TLSCertFile string `yaml:"tls_cert_file"`
+	TLSKeyFile  string `yaml:"tls_key_file"`
 }
 
 // WebRTC restricts ICE, for whip and whep cameras.

@@ -539,6 +539,9 @@ func (v *validator) webrtc(c *Config) {
 	if w.UDPPort < 0 || w.UDPPort > 65535 {
 		v.errorf("webrtc.udp_port", "is %d, want a port in [1, 65535] or 0 for ephemeral ports", w.UDPPort)
 	}
+	if (c.HTTP.TLSCertFile == "") != (c.HTTP.TLSKeyFile == "") {
+		v.errorf("http.tls_cert_file", "set http.tls_cert_file and http.tls_key_file together (both PEM files) or neither")
+	}
 	if c.HTTP.Listen == "" {
 		for i, cam := range c.Cameras {
 			if cam.Source.Kind == KindWHIP {

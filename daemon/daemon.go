@@ -108,7 +108,7 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	hctx, stopHTTP := context.WithCancel(context.Background())
 	var httpDone <-chan struct{}
 	if cfg.HTTP.Listen != "" {
-		addr, done, err := d.serveHTTP(hctx, cfg.HTTP.Listen)
+		addr, done, err := d.serveHTTP(hctx, cfg.HTTP)
 		if err != nil {
 			stopHTTP()
 			b.close()
@@ -118,7 +118,7 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 		d.mu.Lock()
 		d.http = addr
 		d.mu.Unlock()
-		d.log.Info("http listening", "addr", addr.String())
+		d.log.Info("http listening", "addr", addr.String(), "tls", cfg.HTTP.TLSCertFile != "")
 	}
 	defer func() {
 		stopHTTP()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/physd/physd/config"
 )
 
 // Defaults of the HTTP endpoint.
@@ -26,10 +29,21 @@ const (
 
 // serveHTTP listens on addr and serves until ctx ends. The listener is
 // opened before it returns, so the address is known (port 0 picks one).
-func (d *Daemon) serveHTTP(ctx context.Context, addr string) (net.Addr, <-chan struct{}, error) {
-	ln, err := net.Listen("tcp", addr)
+func (d *Daemon) serveHTTP(ctx context.Context, hc config.HTTP) (net.Addr, <-chan struct{}, error) {
+	var tlsCfg *tls.Config
+	if hc.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(hc.TLSCertFile, hc.TLSKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("http: http.tls_cert_file/tls_key_file: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", hc.Listen)
 	if err != nil {
-		return nil, nil, fmt.Errorf("http: listen %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("http: listen %s: %w", hc.Listen, err)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
 	}
 	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
