@@ -30,6 +30,23 @@ func TestBrowserPublishEndToEnd(t *testing.T) {
 	if err := sim.WriteY4M(y4m, fs, 20); err != nil {
 		t.Fatal(err)
 	}
+	t.Run("wrong token", func(t *testing.T) {
+		cfg := whipConfig(whipCamera("phone", "tok", false))
+		r := start(t, cfg, t.TempDir())
+		b, err := browser.Launch(ctx, browser.Options{URL: "http://" + r.d.HTTPAddr() + "/publish/phone#token=nope&autostart=1", FakeVideo: y4m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer wcancel()
+		if err := b.WaitConsole(wctx, "invalid bearer token"); err != nil {
+			t.Errorf("the page did not show the refusal: %v\n%s", err, strings.Join(b.Console(), "\n"))
+		}
+		if s := r.d.Statuses()["pendulum"]; s.State != "online" {
+			t.Errorf("the synthetic camera is %s after a refused publisher", s.State)
+		}
+	})
 	for _, codec := range []string{"vp8", "h264"} {
 		t.Run(codec, func(t *testing.T) {
 			cfg := whipConfig(whipCamera("phone", "tok", false))
