@@ -22,6 +22,7 @@ import (
 func testConfig() *config.Config {
 	cfg := config.Default()
 	cfg.NATS.Embedded.Listen = "127.0.0.1:0"
+	cfg.HTTP.Listen = "127.0.0.1:0"
 	cfg.NATS.Heartbeat = time.Second
 	return cfg
 }

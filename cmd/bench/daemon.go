@@ -56,7 +56,7 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 	for i := range n {
 		fmt.Fprintf(&cams, "  - name: cam%d\n    source:\n      kind: synthetic\n      synthetic: {seed: %d}\n", i, i+1)
 	}
-	cfg := fmt.Sprintf("log: {level: warn}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 4.712s, hop: 1s}\ncameras:\n%s", port, cams.String())
+	cfg := fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:0\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 4.712s, hop: 1s}\ncameras:\n%s", port, cams.String())
 	path := filepath.Join(dir, "physd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
