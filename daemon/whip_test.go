@@ -180,6 +180,35 @@ func TestWHIPBadInput(t *testing.T) {
 		}
 	}
 
+	// OBS sends audio (Opus) and H.264 video in one offer: physd accepts
+	// both (the audio is read and dropped).
+	{
+		pc, err := loopbackAPI(t, def).NewPeerConnection(webrtc.Configuration{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pc.Close()
+		for _, mime := range []string{webrtc.MimeTypeOpus, webrtc.MimeTypeH264} {
+			tr, err := webrtc.NewTrackLocalStaticSample(webrtc.RTPCodecCapability{MimeType: mime}, "obs", "obs")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pc.AddTransceiverFromTrack(tr, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionSendonly}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		offer, _ := pc.CreateOffer(nil)
+		gathered := webrtc.GatheringCompletePromise(pc)
+		_ = pc.SetLocalDescription(offer)
+		<-gathered
+		code, answer, _ := whipPost(t, base+"/whip/phone", "tok", "application/sdp", pc.LocalDescription().SDP)
+		if code != http.StatusCreated || strings.Contains(answer, "m=audio 0 ") || !strings.Contains(answer, "H264") {
+			t.Errorf("audio+video offer: %d, want 201 with audio and H.264 accepted:\n%s", code, answer)
+		} else if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: answer}); err != nil {
+			t.Errorf("the publisher rejects physd's answer: %v", err)
+		}
+	}
+
 	// ICE is restricted to loopback: the answer offers nothing else.
 	code, answer, loc := whipPost(t, base+"/whip/phone", "tok", "application/sdp", vp8Offer)
 	if code != http.StatusCreated || loc == "" {

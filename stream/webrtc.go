@@ -175,7 +175,25 @@ func registerVideoCodecs(me *webrtc.MediaEngine) error {
 			return fmt.Errorf("webrtc: codec %s: %w", c.MimeType, err)
 		}
 	}
+	// Opus is accepted and discarded: publishers such as OBS always send
+	// audio, and some refuse an answer that declines it.
+	opus := webrtc.RTPCodecParameters{RTPCodecCapability: webrtc.RTPCodecCapability{MimeType: webrtc.MimeTypeOpus,
+		ClockRate: 48000, Channels: 2, SDPFmtpLine: "minptime=10;useinbandfec=1"}, PayloadType: 111}
+	if err := me.RegisterCodec(opus, webrtc.RTPCodecTypeAudio); err != nil {
+		return fmt.Errorf("webrtc: codec %s: %w", opus.MimeType, err)
+	}
 	return nil
+}
+
+// discard reads and drops a track physd does not use (audio), so its
+// packets do not pile up in pion's buffers.
+func discard(t *webrtc.TrackRemote) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := t.Read(buf); err != nil {
+			return
+		}
+	}
 }
 
 // checkOffer parses a remote SDP and checks it offers video physd can

@@ -135,6 +135,7 @@ func (s *WHIPSource) Publish(ctx context.Context, offer string) (answer, id, eta
 	}
 	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
 		if t.Kind() != webrtc.RTPCodecTypeVideo {
+			go discard(t)
 			return
 		}
 		select {
