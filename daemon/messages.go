@@ -99,7 +99,8 @@ type Status struct {
 	Schema string    `json:"schema"`
 	Camera string    `json:"camera"`
 	Time   time.Time `json:"time"`
-	// State is starting, online, offline or stopped.
+	// State is starting, waiting (a whip camera before its first
+	// publisher), online, offline, ended or stopped.
 	State  string `json:"state"`
 	Source string `json:"source"`
 	Error  string `json:"error,omitempty"`
