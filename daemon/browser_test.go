@@ -17,7 +17,8 @@ import (
 // Chromium opens /publish/phone, its fake camera plays a y4m of the
 // underdamped pendulum, the page publishes over WHIP with the codec forced
 // to VP8 or H.264, and a NATS subscriber receives certified estimates
-// within the estimator's accuracy; the page then shows the estimate.
+// within the estimator's accuracy; the page then shows the estimate. With
+// a wrong token the page shows physd's refusal.
 func TestBrowserPublishEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
