@@ -4,7 +4,6 @@ package daemon
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,14 +22,7 @@ func TestBrowserPublishEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
-	fs, _, err := sim.Render(ctx, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: 20, FPS: 20, Size: 128, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	y4m := filepath.Join(t.TempDir(), "pendulum.y4m")
-	if err := sim.WriteY4M(y4m, fs, 20); err != nil {
-		t.Fatal(err)
-	}
+	y4m := pendulumY4M(ctx, t, 20)
 	t.Run("wrong token", func(t *testing.T) {
 		cfg := whipConfig(whipCamera("phone", "tok", false))
 		r := start(t, cfg, t.TempDir())

@@ -30,17 +30,8 @@ import (
 // latency), a key frame every second. It returns the access units.
 func encodedClip(ctx context.Context, t *testing.T, codec string, seconds float64) [][]byte {
 	t.Helper()
-	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
-	fs, _, err := sim.Render(ctx, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: seconds, FPS: 20, Size: 128, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	y4m := filepath.Join(dir, "clip.y4m")
-	if err := sim.WriteY4M(y4m, fs, 20); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "clip."+codec)
+	y4m := pendulumY4M(ctx, t, seconds)
+	out := filepath.Join(t.TempDir(), "clip."+codec)
 	args := []string{"-hide_banner", "-loglevel", "error", "-y", "-i", y4m}
 	switch codec {
 	case "vp8":
@@ -100,6 +91,22 @@ func encodedClip(ctx context.Context, t *testing.T, codec string, seconds float6
 		t.Fatalf("%s: %d access units for %.0f s at 20 fps", codec, len(aus), seconds)
 	}
 	return aus
+}
+
+// pendulumY4M writes the underdamped pendulum released from 50°, 20 fps,
+// 128×128, as a y4m: what the test cameras and publishers show.
+func pendulumY4M(ctx context.Context, t *testing.T, seconds float64) string {
+	t.Helper()
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	fs, _, err := sim.Render(ctx, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: seconds, FPS: 20, Size: 128, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y4m := filepath.Join(t.TempDir(), "pendulum.y4m")
+	if err := sim.WriteY4M(y4m, fs, 20); err != nil {
+		t.Fatal(err)
+	}
+	return y4m
 }
 
 // loopbackAPI is a pion stack for test publishers: loopback only.
