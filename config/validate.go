@@ -445,18 +445,7 @@ func (v *validator) source(p string, c Camera) {
 }
 
 func checkRTSP(v *validator, p string, s Source) {
-	u := s.URL.Value()
-	switch {
-	case u == "":
-		v.errorf(p+".url", "kind rtsp needs a url (rtsp://… or rtsps://…)")
-	case !strings.HasPrefix(u, "rtsp://") && !strings.HasPrefix(u, "rtsps://"):
-		// Never echo the URL: it may hold credentials.
-		v.errorf(p+".url", "want a URL starting with rtsp:// or rtsps://")
-	default:
-		if pu, err := url.Parse(u); err != nil || pu.Host == "" {
-			v.errorf(p+".url", "is not a valid URL with a host")
-		}
-	}
+	v.sourceURL(p+".url", s.URL.Value(), "kind rtsp needs a url (rtsp://… or rtsps://…)", "rtsp://", "rtsps://")
 	v.oneOf(p+".transport", s.Transport, TransportTCP, TransportUDP)
 }
 
@@ -509,15 +498,20 @@ func checkWHIP(v *validator, p string, s Source) {
 }
 
 func checkWHEP(v *validator, p string, s Source) {
-	u := s.URL.Value()
+	v.sourceURL(p+".url", s.URL.Value(), "kind whep needs a url (the media server's http:// or https:// WHEP endpoint)", "http://", "https://")
+}
+
+// sourceURL checks a source URL: set, with one of the schemes (a, b), and
+// a host. It never echoes the URL: it may hold credentials.
+func (v *validator) sourceURL(path, u, missing, a, b string) {
 	switch {
 	case u == "":
-		v.errorf(p+".url", "kind whep needs a url (the media server's http:// or https:// WHEP endpoint)")
-	case !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://"):
-		v.errorf(p+".url", "want a URL starting with http:// or https://")
+		v.errorf(path, "%s", missing)
+	case !strings.HasPrefix(u, a) && !strings.HasPrefix(u, b):
+		v.errorf(path, "want a URL starting with %s or %s", a, b)
 	default:
 		if pu, err := url.Parse(u); err != nil || pu.Host == "" {
-			v.errorf(p+".url", "is not a valid URL with a host")
+			v.errorf(path, "is not a valid URL with a host")
 		}
 	}
 }

@@ -170,8 +170,7 @@ func (d *Daemon) publishConfig(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	if _, ok := c.whip(); !ok {
-		httpError(w, http.StatusNotFound, "camera %q does not take WHIP publishers (its source is %s)", c.cfg.Name, c.cfg.Source.Kind)
+	if c.whipOr404(w) == nil {
 		return
 	}
 	info := publishInfo{Camera: c.cfg.Name, WHIP: "/whip/" + c.cfg.Name, Width: publishWidth, Height: publishHeight, FPS: publishFPS}

@@ -17,6 +17,16 @@ func (c *camera) whip() (*stream.WHIPSource, bool) {
 	return s, ok
 }
 
+// whipOr404 returns the camera's WHIP source, or writes 404 saying the
+// camera takes no publishers.
+func (c *camera) whipOr404(w http.ResponseWriter) *stream.WHIPSource {
+	src, ok := c.whip()
+	if !ok {
+		httpError(w, http.StatusNotFound, "camera %q does not take WHIP publishers (its source is %s)", c.cfg.Name, c.cfg.Source.Kind)
+	}
+	return src
+}
+
 // whipCamera resolves the camera of a WHIP request and checks its token;
 // it writes the error response and returns nil when the request must stop.
 func (d *Daemon) whipCamera(w http.ResponseWriter, r *http.Request) (*camera, *stream.WHIPSource) {
@@ -24,9 +34,8 @@ func (d *Daemon) whipCamera(w http.ResponseWriter, r *http.Request) (*camera, *s
 	if c == nil {
 		return nil, nil
 	}
-	src, ok := c.whip()
-	if !ok {
-		httpError(w, http.StatusNotFound, "camera %q does not take WHIP publishers (its source is %s)", c.cfg.Name, c.cfg.Source.Kind)
+	src := c.whipOr404(w)
+	if src == nil {
 		return nil, nil
 	}
 	if !authorize(w, r, c.cfg.Source.Token.Value()) {

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -181,6 +182,53 @@ func registerVideoCodecs(me *webrtc.MediaEngine) error {
 		ClockRate: 48000, Channels: 2, SDPFmtpLine: "minptime=10;useinbandfec=1"}, PayloadType: 111}
 	if err := me.RegisterCodec(opus, webrtc.RTPCodecTypeAudio); err != nil {
 		return fmt.Errorf("webrtc: codec %s: %w", opus.MimeType, err)
+	}
+	return nil
+}
+
+// newReceiver opens a peer connection that receives one video track:
+// the first video track arrives on the returned channel, other tracks
+// (audio, a second video) are read and dropped. onState, if not nil,
+// sees the connection's state changes.
+func (w *WebRTC) newReceiver(onState func(webrtc.PeerConnectionState)) (*webrtc.PeerConnection, <-chan *webrtc.TrackRemote, error) {
+	pc, err := w.api.NewPeerConnection(webrtc.Configuration{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := pc.AddTransceiverFromKind(webrtc.RTPCodecTypeVideo, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionRecvonly}); err != nil {
+		_ = pc.Close()
+		return nil, nil, err
+	}
+	tracks := make(chan *webrtc.TrackRemote, 1)
+	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
+		if t.Kind() == webrtc.RTPCodecTypeVideo {
+			select {
+			case tracks <- t:
+				return
+			default: // a second video track: physd watches one
+			}
+		}
+		go discard(t)
+	})
+	if onState != nil {
+		pc.OnConnectionStateChange(onState)
+	}
+	return pc, tracks, nil
+}
+
+// setLocal sets the local description and waits, bounded by
+// gatherTimeout, for ICE gathering, so the description carries physd's
+// candidates (no trickle needed).
+func setLocal(ctx context.Context, pc *webrtc.PeerConnection, d webrtc.SessionDescription) error {
+	gathered := webrtc.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(d); err != nil {
+		return err
+	}
+	select {
+	case <-gathered:
+	case <-time.After(gatherTimeout):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	return nil
 }

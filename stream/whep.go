@@ -71,25 +71,8 @@ func (s *WHEPSource) Name() string { return "whep:" + redactURL(s.url) }
 // Run connects, reads the video until ctx ends or the stream fails, and
 // ends the session on the server.
 func (s *WHEPSource) Run(ctx context.Context, emit func(Frame) error) error {
-	pc, err := s.rtc.api.NewPeerConnection(webrtc.Configuration{})
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	defer pc.Close()
-	if _, err := pc.AddTransceiverFromKind(webrtc.RTPCodecTypeVideo, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionRecvonly}); err != nil {
-		return fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	tracks := make(chan *webrtc.TrackRemote, 1)
 	failed := make(chan webrtc.PeerConnectionState, 1)
-	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		if t.Kind() == webrtc.RTPCodecTypeVideo {
-			select {
-			case tracks <- t:
-			default:
-			}
-		}
-	})
-	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
+	pc, tracks, err := s.rtc.newReceiver(func(st webrtc.PeerConnectionState) {
 		if st == webrtc.PeerConnectionStateFailed {
 			select {
 			case failed <- st:
@@ -97,19 +80,16 @@ func (s *WHEPSource) Run(ctx context.Context, emit func(Frame) error) error {
 			}
 		}
 	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.Name(), err)
+	}
+	defer pc.Close()
 	offer, err := pc.CreateOffer(nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Name(), err)
 	}
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(offer); err != nil {
+	if err := setLocal(ctx, pc, offer); err != nil {
 		return fmt.Errorf("%s: %w", s.Name(), err)
-	}
-	select {
-	case <-gathered:
-	case <-time.After(gatherTimeout):
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 	answer, resource, err := s.post(ctx, pc.LocalDescription().SDP)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/webrtc/v4"
@@ -52,7 +53,6 @@ type WHIPSource struct {
 	mu       sync.Mutex
 	cur      *whipSession
 	consumed bool // Run has taken cur
-	stats    TrackStats
 }
 
 var _ Source = (*WHIPSource)(nil)
@@ -79,10 +79,11 @@ type whipSession struct {
 	id     string
 	etag   string
 	pc     *webrtc.PeerConnection
-	tracks chan *webrtc.TrackRemote
+	tracks <-chan *webrtc.TrackRemote
 	done   chan struct{}
 	once   sync.Once
 	reason error
+	media  atomic.Bool // Run took the video track
 }
 
 func (w *whipSession) close(reason error) {
@@ -119,35 +120,22 @@ func (s *WHIPSource) Publish(ctx context.Context, offer string) (answer, id, eta
 	if s.opt.Exclusive && s.active() {
 		return "", "", "", ErrBusy
 	}
-	pc, err := s.rtc.api.NewPeerConnection(webrtc.Configuration{})
+	sess := &whipSession{id: newID(), done: make(chan struct{})}
+	pc, tracks, err := s.rtc.newReceiver(func(st webrtc.PeerConnectionState) {
+		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
+			sess.close(fmt.Errorf("connection %s: %w", st, ErrUnavailable))
+		}
+	})
 	if err != nil {
 		return "", "", "", fmt.Errorf("whip %s: %w", s.name, err)
 	}
-	sess := &whipSession{id: newID(), pc: pc, tracks: make(chan *webrtc.TrackRemote, 1), done: make(chan struct{})}
+	sess.pc, sess.tracks = pc, tracks
 	ok := false
 	defer func() {
 		if !ok {
 			sess.close(err)
 		}
 	}()
-	if _, err := pc.AddTransceiverFromKind(webrtc.RTPCodecTypeVideo, webrtc.RTPTransceiverInit{Direction: webrtc.RTPTransceiverDirectionRecvonly}); err != nil {
-		return "", "", "", fmt.Errorf("whip %s: %w", s.name, err)
-	}
-	pc.OnTrack(func(t *webrtc.TrackRemote, _ *webrtc.RTPReceiver) {
-		if t.Kind() != webrtc.RTPCodecTypeVideo {
-			go discard(t)
-			return
-		}
-		select {
-		case sess.tracks <- t:
-		default: // a second video track: physd watches one
-		}
-	})
-	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
-		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
-			sess.close(fmt.Errorf("connection %s: %w", st, ErrUnavailable))
-		}
-	})
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: offer}); err != nil {
 		return "", "", "", fmt.Errorf("%w: %w", ErrBadOffer, err)
 	}
@@ -155,15 +143,8 @@ func (s *WHIPSource) Publish(ctx context.Context, offer string) (answer, id, eta
 	if err != nil {
 		return "", "", "", fmt.Errorf("%w: %w", ErrUnsupportedCodec, err)
 	}
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(ans); err != nil {
+	if err := setLocal(ctx, pc, ans); err != nil {
 		return "", "", "", fmt.Errorf("whip %s: %w", s.name, err)
-	}
-	select {
-	case <-gathered:
-	case <-time.After(gatherTimeout):
-	case <-ctx.Done():
-		return "", "", "", ctx.Err()
 	}
 	local := pc.LocalDescription()
 	if err := answerHasVideo(local.SDP); err != nil {
@@ -186,15 +167,13 @@ func (s *WHIPSource) Publish(ctx context.Context, offer string) (answer, id, eta
 	case s.wake <- struct{}{}:
 	default:
 	}
-	go func() { // a session that never sends video is not left open
-		select {
-		case <-sess.done:
-		case <-time.After(mediaTimeout):
-			if len(sess.tracks) == 0 && !s.consumedBy(sess) {
-				sess.close(fmt.Errorf("no video within %v: %w", mediaTimeout, ErrStalled))
-			}
+	// A session that never delivers video is not left open, whether or
+	// not Run has taken it yet.
+	time.AfterFunc(mediaTimeout, func() {
+		if !sess.media.Load() && len(sess.tracks) == 0 {
+			sess.close(fmt.Errorf("no video within %v of the answer: %w", mediaTimeout, ErrStalled))
 		}
-	}()
+	})
 	ok = true
 	return local.SDP, sess.id, sess.etag, nil
 }
@@ -214,12 +193,6 @@ func (s *WHIPSource) active() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur != nil && !s.cur.closed()
-}
-
-func (s *WHIPSource) consumedBy(sess *whipSession) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur == sess && s.consumed
 }
 
 // session returns the open session with this id.
@@ -283,16 +256,6 @@ func (s *WHIPSource) ETag(id string) (string, error) {
 	return sess.etag, nil
 }
 
-// Publishing reports whether a publisher is connected.
-func (s *WHIPSource) Publishing() bool { return s.active() }
-
-// Stats returns the counters of the latest publisher's track.
-func (s *WHIPSource) Stats() TrackStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
-}
-
 // Close ends the current session, if any.
 func (s *WHIPSource) Close() {
 	s.mu.Lock()
@@ -328,11 +291,8 @@ func (s *WHIPSource) Run(ctx context.Context, emit func(Frame) error) error {
 		return ctx.Err()
 	case <-sess.done:
 		return fmt.Errorf("%s: %w", s.Name(), sess.reason)
-	case <-time.After(mediaTimeout):
-		err := fmt.Errorf("%s: no video within %v of the answer: %w", s.Name(), mediaTimeout, ErrStalled)
-		sess.close(err)
-		return err
 	case track = <-sess.tracks:
+		sess.media.Store(true)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -345,9 +305,6 @@ func (s *WHIPSource) Run(ctx context.Context, emit func(Frame) error) error {
 	}()
 	r := newTrackReader(s.Name(), track, s.opt.Preprocess, s.opt.Silence, sess.pc.WriteRTCP)
 	err := r.readRemote(rctx, track, emit)
-	s.mu.Lock()
-	s.stats = r.Stats()
-	s.mu.Unlock()
 	if ctx.Err() != nil {
 		sess.close(ctx.Err())
 		return ctx.Err()
