@@ -62,7 +62,7 @@ func TestRunWatchAndReload(t *testing.T) {
 	port := freePort(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "physd.yaml")
-	base := fmt.Sprintf("http: {listen: \"127.0.0.1:0\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\ncameras:\n  - name: one\n", port)
+	base := fmt.Sprintf("http: {listen: \"127.0.0.1:0\"}\nnats: {embedded: {listen: \"127.0.0.1:%d\"}}\ncameras:\n  - name: one\n", port)
 	if err := os.WriteFile(cfgPath, []byte(base), 0o644); err != nil {
 		t.Fatal(err)
 	}
