@@ -37,7 +37,10 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	m := int(math.Ceil(math.Sqrt(float64(e.K + 1))))
+	// At most a third as many features as frames: with more, the readout
+	// could shape the latent into any trajectory it likes.
+	limit := min(e.K, n/3)
+	m := int(math.Ceil(math.Sqrt(float64(cosineModes + 1))))
 	cx := make([][]float64, m)
 	cy := make([][]float64, m)
 	for p := range m {
@@ -56,10 +59,11 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	}
 	kept := 0
 	row := make([]float64, e.P)
-	for d := 1; d < 2*m-1 && kept < e.K; d++ { // by total order p+q, low first
+	cosLimit := min(limit, cosineModes)
+	for d := 1; d < 2*m-1 && kept < cosLimit; d++ { // by total order p+q, low first
 		for p := range m {
 			q := d - p
-			if q < 0 || q >= m || kept >= e.K {
+			if q < 0 || q >= m || kept >= cosLimit {
 				continue
 			}
 			for y := range h {
@@ -89,7 +93,73 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	if kept < 2 {
 		return 0, fmt.Errorf("spatial basis: the frames do not change (no motion)")
 	}
-	return kept, nil
+	return e.fillPrincipal(x, n, kept, limit), nil
+}
+
+// fillPrincipal appends, after the kept cosine modes, the leading
+// principal directions of what those modes leave of the centred frames x
+// (n frames), up to limit features. A sharp-edged object — the scale
+// system's half-discs, whose radii only a handful of pixels resolve near
+// their extremes — needs a readout no dozen smooth modes spans; the
+// residual's principal directions carry exactly that detail. The cosine
+// modes are orthogonal over the pixel grid, so the residual is a
+// projection.
+func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
+	if kept >= limit {
+		return kept
+	}
+	wd := data(e.W)
+	res := make([]float64, len(x))
+	copy(res, x)
+	for j := range kept {
+		row := wd[j*e.P : (j+1)*e.P]
+		var nn float64
+		for _, v := range row {
+			nn += v * v
+		}
+		for r := range n {
+			xr := res[r*e.P : (r+1)*e.P]
+			var d float64
+			for i, v := range row {
+				d += xr[i] * v
+			}
+			for i, v := range row {
+				xr[i] -= d / nn * v
+			}
+		}
+	}
+	R := mat.NewDense(n, e.P, res)
+	var G mat.SymDense
+	G.SymOuterK(1, R)
+	var eig mat.EigenSym
+	if !eig.Factorize(&G, true) {
+		return kept
+	}
+	vals := eig.Values(nil)
+	var V mat.Dense
+	eig.VectorsTo(&V)
+	for c := n - 1; c >= 0 && kept < limit; c-- {
+		if !(vals[c] > rankTol*vals[n-1]) || !(vals[n-1] > 0) {
+			break
+		}
+		// Pixel direction Rᵀv/‖Rᵀv‖; its feature then has variance λ/n,
+		// so dividing by √(λ/n) gives unit variance like the cosine modes.
+		dst := wd[kept*e.P : (kept+1)*e.P]
+		clear(dst)
+		for r := range n {
+			if v := V.At(r, c); v != 0 {
+				for i, px := range res[r*e.P : (r+1)*e.P] {
+					dst[i] += v * px
+				}
+			}
+		}
+		s := 1 / math.Sqrt(vals[c]) / math.Sqrt(vals[c]/float64(n))
+		for i := range dst {
+			dst[i] *= s
+		}
+		kept++
+	}
+	return kept
 }
 
 // solveReadout finds the linear readout u minimising the ODE residual of
@@ -100,7 +170,8 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 //	for fixed u:  γ = least squares        (FitODE),
 //
 // alternated from a grid of starting frequencies and damping ratios; the
-// start with the smallest normalised residual wins. A(γ) = MᵀM/N with
+// start with the smallest normalised residual wins, and refineTrajectory
+// then moves it to the output-error optimum of its basin. A(γ) = MᵀM/N with
 // M the stacked stencil residual rows of the features (intercept projected
 // out), B the mean per-clip covariance of the features. feats[m] is clip m's
 // T_m×K feature matrix, row-major.
@@ -137,7 +208,7 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]
 	if bestU == nil {
 		return nil, fmt.Errorf("closed form: no start converged")
 	}
-	return bestU, nil
+	return refineTrajectory(feats, k, dt, tau, intercept, wt, bestU), nil
 }
 
 // refineReadout alternates the eigenproblem for u and least squares for γ
@@ -202,7 +273,7 @@ func solveReadoutFrom(feats [][]float64, k int, dt, tau float64, intercept bool,
 	if u == nil || !(g0 > 0) {
 		return nil, fmt.Errorf("closed form: warm start did not converge")
 	}
-	return u, nil
+	return refineTrajectory(feats, k, dt, tau, intercept, wt, u), nil
 }
 
 // whitener returns the k×r matrix V_r Λ_r^{-1/2} of B's eigenvectors whose
@@ -274,10 +345,15 @@ func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt
 	M := mat.NewDense(n, k, rows)
 	var A mat.SymDense
 	A.SymOuterK(1/float64(n), M.T())
-	// C = Wᵀ A W, r×r
-	_, r := wt.Dims()
+	return minReadout(&A, wt, tau)
+}
+
+// minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B
+// (whitener) and returns u scaled so that uᵀBu = τ², with the minimum.
+func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64) ([]float64, float64, error) {
+	k, r := wt.Dims()
 	var tmp, C mat.Dense
-	tmp.Mul(wt.T(), &A)
+	tmp.Mul(wt.T(), A)
 	C.Mul(&tmp, wt)
 	Cs := mat.NewSymDense(r, nil)
 	for a := range r {
@@ -292,9 +368,8 @@ func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt
 	vals := eig.Values(nil)
 	var V mat.Dense
 	eig.VectorsTo(&V)
-	y := mat.NewVecDense(r, mat.Col(nil, 0, &V))
 	var u mat.VecDense
-	u.MulVec(wt, y) // uᵀBu = yᵀy = 1
+	u.MulVec(wt, V.ColView(0)) // uᵀBu = yᵀy = 1
 	out := make([]float64, k)
 	for a := range k {
 		out[a] = tau * u.AtVec(a)
@@ -321,3 +396,77 @@ func latentsOf(feats [][]float64, k int, u []float64) [][]float64 {
 // MaxOmega is the highest angular frequency physd resolves at step dt:
 // eight samples per period.
 func MaxOmega(dt float64) float64 { return math.Pi / (4 * dt) }
+
+// refineTrajectory takes the stencil's readout u and alternates, from its
+// γ, the readout that brings the latent closest to an exact ODE solution
+// (trajectoryReadout) with the output-error fit of γ (FitTrajectory),
+// until γ settles. The stencil's problem finds the basin — its second
+// difference penalises a rough latent, so no high-frequency trajectory
+// woven from pixel detail can win — and the output error then weighs
+// pixel noise once instead of through that difference. If a step fails it
+// returns the last readout that worked.
+func refineTrajectory(feats [][]float64, k int, dt, tau float64, intercept bool, wt *mat.Dense, u []float64) []float64 {
+	z := latentsOf(feats, k, u)
+	st, err := FitODE(z, dt, intercept)
+	if err != nil {
+		return u
+	}
+	g1, g0, err := Exact(st.Gamma1, st.Gamma0, dt)
+	if err != nil {
+		return u
+	}
+	for range 30 {
+		fit, err := FitTrajectory(z, dt, g1, g0, intercept)
+		if err != nil || !(fit.Gamma0 > 0) {
+			return u
+		}
+		d := math.Abs(fit.Gamma1-g1) + math.Abs(fit.Gamma0-g0)
+		g1, g0 = fit.Gamma1, fit.Gamma0
+		next, err := trajectoryReadout(feats, k, dt, g1, g0, intercept, wt, tau)
+		if err != nil {
+			return u
+		}
+		u = next
+		z = latentsOf(feats, k, u)
+		if d < 1e-9*(1+g0) {
+			break
+		}
+	}
+	return u
+}
+
+// cosineModes is how many smooth cosine modes the spatial basis starts
+// with before principal directions fill the rest.
+const cosineModes = 6
+
+// trajectoryReadout solves, for fixed continuous (γ1, γ0), the readout u
+// minimising ‖(I − P)Hu‖² / uᵀBu: P projects onto the exact solutions of
+// the ODE (each clip's free response and the shared offset), H stacks the
+// features, B is their mean per-clip covariance; uᵀBu = τ².
+func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, error) {
+	lens := make([]int, len(feats))
+	var rows []float64
+	for m, f := range feats {
+		lens[m] = len(f) / k
+		rows = append(rows, f...)
+	}
+	H := mat.NewDense(len(rows)/k, k, rows)
+	X, err := trajectoryDesign(lens, g1, g0, dt, intercept)
+	if err != nil {
+		return nil, err
+	}
+	var qr mat.QR
+	qr.Factorize(X)
+	var Qf mat.Dense
+	qr.QTo(&Qf)
+	n, q := X.Dims()
+	Q := Qf.Slice(0, n, 0, q)
+	var qh, pq, E mat.Dense
+	qh.Mul(Q.T(), H)
+	pq.Mul(Q, &qh)
+	E.Sub(H, &pq)
+	var A mat.SymDense
+	A.SymOuterK(1/float64(n), E.T())
+	u, _, err := minReadout(&A, wt, tau)
+	return u, err
+}

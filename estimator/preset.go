@@ -80,7 +80,7 @@ func presets() map[string]Preset {
 		"edge": {
 			Name:        "edge",
 			Description: "low-rank encoder on 64×64 frames (smooth spatial basis), closed-form start, γ by least squares each step, exact AR(2) map",
-			Encoder:     "lowrank", Size: 64, Features: 15, Hidden: 8,
+			Encoder:     "lowrank", Size: 64, Features: 32, Hidden: 8,
 			Steps: 30, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
 			Loss: edgeLoss,
 		},

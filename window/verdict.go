@@ -38,6 +38,13 @@ type Thresholds struct {
 	// acceleration's variance). The second difference amplifies pixel noise
 	// by √6/Δt², so a clean fit through a lossy codec already reads 0.2–0.5.
 	MaxRelResidual float64 `json:"max_rel_residual"`
+	// MaxTrajectoryResidual is the largest RMS distance of the latent from
+	// its fitted ODE solution, relative to the latent's RMS, accepted when
+	// the estimate has an output-error fit; default 0.1 (the solution
+	// explains at least 99 % of the latent's variance). It replaces
+	// MaxRelResidual as the test of fit: it judges whether the latent is
+	// an ODE trajectory, not how noisy its second difference is.
+	MaxTrajectoryResidual float64 `json:"max_trajectory_residual"`
 	// MaxStructured is the largest structured residual accepted: the
 	// relative residual times its lag-one autocorrelation (when positive).
 	// Pixel and codec noise leave a residual that alternates in sign (the
@@ -60,6 +67,9 @@ func (t Thresholds) withDefaults() Thresholds {
 	if t.MaxStructured <= 0 {
 		t.MaxStructured = 0.1
 	}
+	if t.MaxTrajectoryResidual <= 0 {
+		t.MaxTrajectoryResidual = 0.1
+	}
 	return t
 }
 
@@ -73,6 +83,9 @@ type Verdict struct {
 	RelResidual  float64      `json:"rel_residual"`
 	// ResidualLag1 is the residual's lag-one autocorrelation.
 	ResidualLag1 float64 `json:"residual_lag1"`
+	// TrajectoryResidual is the latent's RMS distance from the fitted ODE
+	// solution over its RMS (NaN without an output-error fit).
+	TrajectoryResidual float64 `json:"trajectory_residual"`
 	Revisit      Revisit `json:"revisit"`
 }
 
@@ -96,6 +109,10 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	v.Conditioning = Condition(r.Latents, r.Dt, centre, v.Coverage)
 	v.RelResidual = r.Stencil.RelResidual()
 	v.ResidualLag1 = lag1(r.Stencil.Resid)
+	v.TrajectoryResidual = math.NaN()
+	if r.Trajectory != nil {
+		v.TrajectoryResidual = r.Trajectory.RelResidual()
+	}
 	v.Revisit = TestRevisit(r.Latents, r.Frames, r.Dt, v.Coverage, 24)
 
 	var reasons []string
@@ -111,7 +128,12 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	if v.Conditioning.PsiMin < th.MinPsi {
 		reasons = append(reasons, fmt.Sprintf("ill-conditioned design: normalised ψ_min %.3g < %.3g", v.Conditioning.PsiMin, th.MinPsi))
 	}
-	if !(v.RelResidual <= th.MaxRelResidual) {
+	switch {
+	case r.Trajectory != nil:
+		if !(v.TrajectoryResidual <= th.MaxTrajectoryResidual) {
+			reasons = append(reasons, fmt.Sprintf("poor fit: the latent is %.3g of its size from the fitted ODE solution (> %.3g)", v.TrajectoryResidual, th.MaxTrajectoryResidual))
+		}
+	case !(v.RelResidual <= th.MaxRelResidual):
 		reasons = append(reasons, fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual))
 	}
 	if s := v.RelResidual * math.Max(0, v.ResidualLag1); v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured) {
