@@ -86,7 +86,7 @@ type Verdict struct {
 	// TrajectoryResidual is the latent's RMS distance from the fitted ODE
 	// solution over its RMS (NaN without an output-error fit).
 	TrajectoryResidual float64 `json:"trajectory_residual"`
-	Revisit      Revisit `json:"revisit"`
+	Revisit            Revisit `json:"revisit"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
