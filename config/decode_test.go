@@ -170,6 +170,14 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "http off loopback needs a token",
+			text: "" +
+				"http: {listen: \"0.0.0.0:8090\"}\n",
+			want: []string{
+				`physd.yaml:1:16: http.listen: is "0.0.0.0:8090", not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API`,
+			},
+		},
+		{
 			name: "window checks",
 			text: "" +
 				"windows: {length: 2s, hop: 3s, max_gap: 1}\n" +

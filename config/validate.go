@@ -144,6 +144,9 @@ func validate(c *Config, pos map[string]pos, errs *errorList) {
 	v.webrtc(c)
 	if c.HTTP.Listen != "" {
 		v.hostPort("http.listen", c.HTTP.Listen)
+		if !LoopbackListen(c.HTTP.Listen) && !c.HTTP.Token.IsSet() {
+			v.errorf("http.listen", "is %q, not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API", c.HTTP.Listen)
+		}
 	}
 	v.nats(c.NATS)
 	v.windows(c.Windows)
@@ -168,6 +171,20 @@ func validate(c *Config, pos map[string]pos, errs *errorList) {
 }
 
 // hostPort checks a listen address host:port.
+// LoopbackListen reports whether a host:port listens on loopback only
+// ("localhost", 127.0.0.0/8 or ::1); an empty host listens everywhere.
+func LoopbackListen(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 func (v *validator) hostPort(path, addr string) {
 	_, port, err := net.SplitHostPort(addr)
 	if err != nil {

@@ -44,6 +44,8 @@ type camera struct {
 	dir    string // state directory for this camera
 	onEst  func(Estimate)
 	preset estimator.Preset
+	// trainTime observes each window's training and fitting time.
+	trainTime interface{ Observe(float64) }
 
 	jobs chan job // capacity 1: a newer window replaces one not yet started
 
@@ -304,6 +306,7 @@ func (c *camera) learn(ctx context.Context) {
 		if o.Result != judged {
 			v = window.Certify(o.Result, th)
 		}
+		c.trainTime.Observe(o.TrainTime.Seconds())
 		info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 			TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
 		c.mu.Lock()

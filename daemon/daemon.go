@@ -51,6 +51,8 @@ type Daemon struct {
 	ctx     context.Context
 	rtc     *stream.WebRTC // nil until a whip or whep camera needs it
 	http    net.Addr
+	metrics *metrics
+	started time.Time
 }
 
 // New validates what can be checked before starting.
@@ -70,7 +72,9 @@ func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if _, err := estimator.LookupPreset(cfg.Estimator.Preset); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	return &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}}, nil
+	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now()}
+	d.metrics = newMetrics(d)
+	return d, nil
 }
 
 // NATSURL is the URL subscribers use to reach physd's NATS server, once
@@ -206,7 +210,8 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 		return err
 	}
 	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate,
-		dir: filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting"}
+		trainTime: d.metrics.training.WithLabelValues(cc.Name),
+		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting"}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
 	d.mu.Lock()
 	d.cameras[cc.Name] = c

@@ -73,10 +73,9 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("OPTIONS /whip/{camera}/{session}", cors(d.whipOptions))
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/publish", d.publishConfig)
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/latest", d.latest)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "ok")
-	})
+	mux.HandleFunc("GET /healthz", d.healthz)
+	mux.HandleFunc("GET /readyz", d.operator(d.readyz))
+	mux.Handle("GET /metrics", d.operator(d.metrics.handler().ServeHTTP))
 	d.webRoutes(mux)
 	return mux
 }
@@ -100,9 +99,12 @@ func httpError(w http.ResponseWriter, code int, format string, args ...any) {
 	fmt.Fprintf(w, format+"\n", args...)
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK, v) }
+
+func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
@@ -189,6 +191,20 @@ type latestInfo struct {
 	Error      string      `json:"error,omitempty"`
 	Estimate   *Estimate   `json:"estimate"`
 	Diagnostic *Diagnostic `json:"diagnostic"`
+}
+
+// operator guards what only operators see (/metrics, /readyz): with
+// http.token set (required off loopback) the request must carry it.
+func (d *Daemon) operator(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		d.mu.Lock()
+		tok := d.cfg.HTTP.Token.Value()
+		d.mu.Unlock()
+		if !authorize(w, r, tok) {
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (d *Daemon) latest(w http.ResponseWriter, r *http.Request) {

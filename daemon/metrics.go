@@ -1,0 +1,118 @@
+package daemon
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics is physd's Prometheus registry. Counters and gauges are read
+// from the cameras and the NATS connection at scrape time, so /metrics,
+// the NATS status messages and /api agree by construction; only the
+// training-time histogram is observed as windows finish.
+type metrics struct {
+	reg      *prometheus.Registry
+	training *prometheus.HistogramVec
+}
+
+func newMetrics(d *Daemon) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		training: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "physd_training_seconds",
+			Help: "Wall time of encoder training and fitting per window.",
+			// 5 ms (a warm window on a fast core) to 10 s (a cold start on a slow board).
+			Buckets: prometheus.ExponentialBucketsRange(0.005, 10, 12),
+		}, []string{"camera"}),
+	}
+	m.reg.MustRegister(m.training, daemonCollector{d},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
+}
+
+var (
+	camLabel   = []string{"camera"}
+	descFrames = prometheus.NewDesc("physd_frames_received_total", "Frames received from the camera's source.", camLabel, nil)
+	descDrop   = prometheus.NewDesc("physd_frames_dropped_total", "Frames dropped (late, duplicate or outside the window grid).", camLabel, nil)
+	descBreaks = prometheus.NewDesc("physd_stream_breaks_total", "Gaps in the frame sequence (lost or undecodable frames) that broke a window.", camLabel, nil)
+	descReconn = prometheus.NewDesc("physd_reconnects_total", "Times the camera's source was reopened.", camLabel, nil)
+	descSkip   = prometheus.NewDesc("physd_windows_skipped_total", "Windows replaced by a newer one before estimation started.", camLabel, nil)
+	descWin    = prometheus.NewDesc("physd_windows_total", "Windows estimated, by verdict.", []string{"camera", "verdict"}, nil)
+	descState  = prometheus.NewDesc("physd_camera_state", "1 for the camera's current state.", []string{"camera", "state"}, nil)
+	descG0     = prometheus.NewDesc("physd_gamma0", "γ0 of the latest certified estimate (1/s²).", camLabel, nil)
+	descG1     = prometheus.NewDesc("physd_gamma1", "γ1 of the latest certified estimate (1/s).", camLabel, nil)
+	descFn     = prometheus.NewDesc("physd_natural_frequency_hz", "f_n = √γ0/2π of the latest certified estimate.", camLabel, nil)
+	descZeta   = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
+	descPubErr = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
+	descBuf    = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
+	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
+)
+
+// daemonCollector reads the daemon's counters at scrape time.
+type daemonCollector struct{ d *Daemon }
+
+// Describe implements prometheus.Collector.
+func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descReconn, descSkip, descWin, descState,
+		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
+	d := c.d
+	d.mu.Lock()
+	cams := make([]*camera, 0, len(d.cameras))
+	for _, cam := range d.cameras {
+		cams = append(cams, cam)
+	}
+	b := d.bus
+	d.mu.Unlock()
+	counter := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	for _, cam := range cams {
+		st := cam.status()
+		name := st.Camera
+		counter(descFrames, float64(st.Frames), name)
+		counter(descDrop, float64(st.FramesDropped), name)
+		counter(descBreaks, float64(st.Breaks), name)
+		counter(descReconn, float64(st.Reconnects), name)
+		counter(descSkip, float64(st.WindowsSkipped), name)
+		for v, n := range st.Windows {
+			counter(descWin, float64(n), name, v)
+		}
+		gauge(descState, 1, name, st.State)
+		cam.mu.Lock()
+		e := cam.est
+		cam.mu.Unlock()
+		if e != nil {
+			gauge(descG0, e.Gamma0, name)
+			gauge(descG1, e.Gamma1, name)
+			gauge(descFn, e.Fn, name)
+			gauge(descZeta, e.Zeta, name)
+		}
+	}
+	if b != nil {
+		counter(descPubErr, float64(b.publishErrors.Load()))
+		if b.nc != nil {
+			buffered, _ := b.nc.Buffered()
+			gauge(descBuf, float64(buffered))
+			up := 0.0
+			if b.nc.IsConnected() {
+				up = 1
+			}
+			gauge(descConn, up)
+		}
+	}
+}
