@@ -33,7 +33,7 @@ func newMetrics(d *Daemon) *metrics {
 }
 
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorLog: nil})
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
 var (
