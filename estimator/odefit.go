@@ -96,36 +96,24 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 	if intercept {
 		f.G = beta[2]
 	}
-	// Residuals, then the Newey–West meat S = Σ_l w_l Σ_k e_k e_{k+l} x_k x_{k+l}ᵀ (+ transpose).
-	lag := int(math.Ceil(2 * math.Cbrt(float64(n))))
-	var S [9]float64
+	// Residuals, then the Newey–West meat over each clip.
+	lag := neweyWestLag(n)
+	S := make([]float64, p*p)
 	for m, z := range latents {
 		d1, d2 := d1s[m], d2s[m]
 		r := make([]float64, len(d1))
+		x := make([]float64, 0, len(d1)*p)
 		for i := range d1 {
 			r[i] = d2[i] + f.Gamma1*d1[i] + f.Gamma0*z[i+1] + f.G
 			f.RSS += r[i] * r[i]
 			f.Signal += d2[i] * d2[i]
-		}
-		f.Resid[m] = r
-		for l := 0; l <= lag && l < len(r); l++ {
-			w := 1 - float64(l)/float64(lag+1)
-			for i := 0; i+l < len(r); i++ {
-				j := i + l
-				xi := [3]float64{d1[i], z[i+1], 1}
-				xj := [3]float64{d1[j], z[j+1], 1}
-				e := r[i] * r[j] * w
-				for a := range p {
-					for b := range p {
-						v := e * xi[a] * xj[b]
-						if l > 0 {
-							v += e * xj[a] * xi[b]
-						}
-						S[a*3+b] += v
-					}
-				}
+			x = append(x, d1[i], z[i+1])
+			if p == 3 {
+				x = append(x, 1)
 			}
 		}
+		f.Resid[m] = r
+		addNeweyWest(S, p, lag, r, x)
 	}
 	f.Signal /= float64(n)
 	// Sandwich (XᵀX)⁻¹ S (XᵀX)⁻¹, with a small-sample factor n/(n−p).
@@ -135,11 +123,39 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 			var v float64
 			for c := range p {
 				for d := range p {
-					v += inv.At(a, c) * S[c*3+d] * inv.At(d, b)
+					v += inv.At(a, c) * S[c*p+d] * inv.At(d, b)
 				}
 			}
 			f.Cov[a][b] = v * scale
 		}
 	}
 	return f, nil
+}
+
+// neweyWestLag is the Bartlett kernel's bandwidth for n samples.
+func neweyWestLag(n int) int { return int(math.Ceil(2 * math.Cbrt(float64(n)))) }
+
+// addNeweyWest adds one segment's Newey–West (Bartlett kernel) meat
+// Σ_l w_l Σ_i e_i e_{i+l} (x_i x_{i+l}ᵀ + x_{i+l} x_iᵀ), the l = 0 term
+// once, to S (p×p, row-major). r holds the segment's residuals and x its
+// rows of the design or Jacobian (len(r)×p, row-major); lags never cross
+// segments, because clips are independent.
+func addNeweyWest(S []float64, p, lag int, r, x []float64) {
+	for l := 0; l <= lag && l < len(r); l++ {
+		w := 1 - float64(l)/float64(lag+1)
+		for i := 0; i+l < len(r); i++ {
+			j := i + l
+			xi, xj := x[i*p:(i+1)*p], x[j*p:(j+1)*p]
+			e := r[i] * r[j] * w
+			for a := range p {
+				for b := range p {
+					v := e * xi[a] * xj[b]
+					if l > 0 {
+						v += e * xj[a] * xi[b]
+					}
+					S[a*p+b] += v
+				}
+			}
+		}
+	}
 }

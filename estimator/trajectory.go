@@ -244,26 +244,11 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 		return nil, fmt.Errorf("fit trajectory: information matrix: %w", ErrDegenerate)
 	}
 	// Newey–West meat, within clips only.
-	lag := int(math.Ceil(2 * math.Cbrt(float64(n))))
+	lag := neweyWestLag(n)
 	S := mat.NewDense(p, p, nil)
 	start := 0
 	for _, l := range lens {
-		for d := 0; d <= lag && d < l; d++ {
-			w := 1 - float64(d)/float64(lag+1)
-			for i := start; i+d < start+l; i++ {
-				k := i + d
-				e := r[i] * r[k] * w
-				for a := range p {
-					for b := range p {
-						v := e * J.At(i, a) * J.At(k, b)
-						if d > 0 {
-							v += e * J.At(k, a) * J.At(i, b)
-						}
-						S.Set(a, b, S.At(a, b)+v)
-					}
-				}
-			}
-		}
+		addNeweyWest(S.RawMatrix().Data, p, lag, r[start:start+l], J.RawMatrix().Data[start*p:(start+l)*p])
 		start += l
 	}
 	var tmp, cov mat.Dense
