@@ -8,6 +8,7 @@
 #   make install / uninstall   the binary, the systemd unit and /etc/physd
 #   make bench   speed and memory figures (cold start to a certified estimate)
 #   make paper   regenerate docs/paper-results.md (every table of Sec. 5 and the appendix)
+#                and draw each cell to out/paper-plots (PLOT_FORMAT=png for PNG)
 #   make lint    gofmt, go vet, staticcheck
 
 GO        ?= go
@@ -106,8 +107,11 @@ bench: build
 	$(GO) run ./cmd/bench -physd $(BIN)
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count 3 ./estimator/ ./window/
 
+# paper also draws each cell's first seed into $(PAPER_PLOTS) ($(PLOT_FORMAT)).
+PAPER_PLOTS ?= out/paper-plots
+PLOT_FORMAT ?= svg
 paper: deps
-	$(GO) run ./cmd/paper -out docs/paper-results.md
+	$(GO) run ./cmd/paper -out docs/paper-results.md -plots $(PAPER_PLOTS) -plot-format $(PLOT_FORMAT)
 
 lint: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
@@ -37,16 +38,27 @@ func main() {
 	seeds := flag.Int("seeds", 5, "seeds per cell")
 	only := flag.String("only", "", "run only tables whose name contains this")
 	workers := flag.Int("workers", runtime.GOMAXPROCS(0), "cells fitted at once")
+	plots := flag.String("plots", "", "also draw each cell's first seed (latent, fitted ODE solution, covered levels, crossings) into `DIR`")
+	format := flag.String("plot-format", "svg", "format of the -plots figures: svg or png")
 	flag.Parse()
+	if *format != "svg" && *format != "png" {
+		fmt.Fprintf(os.Stderr, "paper: -plot-format %q: want svg or png\n", *format)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *out, *seeds, *only, *workers); err != nil {
+	if err := run(ctx, *out, *seeds, *only, *workers, *plots, *format); err != nil {
 		fmt.Fprintln(os.Stderr, "paper:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, seeds int, only string, workers int) error {
+func run(ctx context.Context, out string, seeds int, only string, workers int, plots, format string) error {
+	if plots != "" {
+		if err := os.MkdirAll(plots, 0o755); err != nil {
+			return fmt.Errorf("-plots: %w", err)
+		}
+	}
 	dir, err := os.MkdirTemp("", "physd-paper")
 	if err != nil {
 		return err
@@ -70,7 +82,11 @@ func run(ctx context.Context, out string, seeds int, only string, workers int) e
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				o := runCell(ctx, filepath.Join(dir, fmt.Sprintf("w%d", w)), cs[j.i], j.seed)
+				plot := ""
+				if plots != "" && j.seed == 1 {
+					plot = filepath.Join(plots, slug(cs[j.i].name())+"."+format)
+				}
+				o := runCell(ctx, filepath.Join(dir, fmt.Sprintf("w%d", w)), cs[j.i], j.seed, plot)
 				mu.Lock()
 				results[j.i][j.seed-1] = o
 				done++
@@ -110,8 +126,9 @@ feed:
 }
 
 // runCell renders the cell's clips with one seed, writes them as H.264,
-// reads them back, fits and certifies.
-func runCell(ctx context.Context, dir string, c cell, seed int) outcome {
+// reads them back, fits and certifies; with plot set it draws the window
+// there.
+func runCell(ctx context.Context, dir string, c cell, seed int, plot string) outcome {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return outcome{err: err}
 	}
@@ -158,5 +175,30 @@ func runCell(ctx context.Context, dir string, c cell, seed int) outcome {
 		return outcome{err: err, verdict: window.NotCertified}
 	}
 	v := window.Certify(r, window.Thresholds{})
+	if plot != "" {
+		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {
+			return outcome{err: err}
+		}
+	}
 	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status}
+}
+
+// slug turns a cell's name into a file name: letters, digits and dashes.
+func slug(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '.':
+			b.WriteRune(r)
+			dash = false
+		case r == 'π':
+			b.WriteString("pi")
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
 }

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 )
@@ -32,6 +34,8 @@ type estimateReport struct {
 	Diagnostics window.Verdict `json:"diagnostics"`
 	Steps       int            `json:"steps"`
 	ElapsedMS   float64        `json:"elapsed_ms"`
+	// Plot is the figure written with --plot.
+	Plot string `json:"plot,omitempty"`
 }
 
 type videoReport struct {
@@ -54,6 +58,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	steps := fs.Int("steps", -1, "training steps (default: the preset's)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	asJSON := fs.Bool("json", false, "write one JSON object")
+	plotPath := fs.String("plot", "", "also draw the window's latent, fitted ODE solution, covered levels and crossings to `FILE` (.png or .svg)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
 		fs.PrintDefaults()
@@ -90,6 +95,11 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	r, err := parseROI(*roi)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+	if *plotPath != "" {
+		if _, err := figure.FormatOf(*plotPath); err != nil {
+			return 0, fmt.Errorf("estimate: %w: --plot: %w", errUsage, err)
+		}
 	}
 
 	rep := estimateReport{Preset: p.Name, Seed: *seed}
@@ -142,6 +152,12 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.Physics = res.Physics
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
 	rep.Steps, rep.ElapsedMS = res.Steps, float64(res.Elapsed)/float64(time.Millisecond)
+	if *plotPath != "" {
+		if err := figure.FromResult(strings.Join(paths, ", "), res, v).Save(*plotPath); err != nil {
+			return 0, fmt.Errorf("estimate: --plot: %w", err)
+		}
+		rep.Plot = *plotPath
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -199,6 +215,9 @@ func printSummary(w io.Writer, r estimateReport) {
 		fmt.Fprintf(w, "          - %s\n", why)
 	}
 	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s\n", r.ElapsedMS, r.Steps, r.Preset)
+	if r.Plot != "" {
+		fmt.Fprintf(w, "plot      %s\n", r.Plot)
+	}
 }
 
 // progress draws a bar on a terminal and nothing elsewhere.

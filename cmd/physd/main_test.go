@@ -26,7 +26,8 @@ func TestSimThenEstimate(t *testing.T) {
 	if code, _, e := physd(t, "sim", "--duration", "1.5pi", clip); code != exitOK {
 		t.Fatalf("sim: exit %d: %s", code, e)
 	}
-	code, out, e := physd(t, "estimate", "--json", clip)
+	svg := filepath.Join(dir, "p.svg")
+	code, out, e := physd(t, "estimate", "--json", "--plot", svg, clip)
 	if code != exitOK {
 		t.Fatalf("estimate: exit %d: %s\n%s", code, e, out)
 	}
@@ -45,6 +46,9 @@ func TestSimThenEstimate(t *testing.T) {
 	}
 	if r["certified"] != true || r["verdict"] != "certified" {
 		t.Errorf("verdict %v, certified %v", r["verdict"], r["certified"])
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("fitted ODE solution")) || r["plot"] != svg {
+		t.Errorf("--plot %s: report says %v, file: %v, %d bytes", svg, r["plot"], err, len(b))
 	}
 	// A half-period clip is estimated but not certified: exit 3.
 	short := filepath.Join(dir, "s.mp4")
@@ -79,6 +83,7 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--roi", "1,2,3", tiny}, exitUsage, "roi"},
 		{[]string{"estimate", "--roi", "60,60,30,30", tiny}, exitError, "ROI"},
 		{[]string{"estimate", "--preset", "nope", tiny}, exitUsage, "preset"},
+		{[]string{"estimate", "--plot", filepath.Join(dir, "p.jpg"), tiny}, exitUsage, "p.jpg"},
 		{[]string{"estimate", tiny}, exitError, "frames"},
 		{[]string{"estimate", still}, exitError, "motion"},
 		{[]string{"sim", "--fps", "-1", filepath.Join(dir, "x.mp4")}, exitUsage, "FPS"},

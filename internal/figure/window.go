@@ -1,0 +1,84 @@
+// Package figure draws the evidence behind a window's verdict — the learned
+// latent, the fitted ODE solution over it, the covered interval U and the
+// level crossings whose slopes made or failed the certificate — as PNG or
+// SVG files for reports. `physd estimate --plot` and `make paper` use it;
+// the dashboard draws the same figure in the browser from the same data.
+package figure
+
+import (
+	"math"
+	"slices"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/window"
+)
+
+// Window is what the figure of one window shows.
+type Window struct {
+	// Title heads the figure (e.g. the file or cell it is about).
+	Title string `json:"title,omitempty"`
+	// Dt is the sampling step in seconds; time restarts at 0 for each clip.
+	Dt float64 `json:"dt"`
+	// Latents are the encoder's outputs per clip; Fitted the ODE solution
+	// fitted to them (nil when the estimate has no output-error fit).
+	Latents [][]float64 `json:"latents"`
+	Fitted  [][]float64 `json:"fitted,omitempty"`
+	// Covered says whether level-set slope coverage held; Lo and Hi bound
+	// the widest run of covered levels (NaN when there is none).
+	Covered bool    `json:"covered"`
+	Lo      float64 `json:"u_lo"`
+	Hi      float64 `json:"u_hi"`
+	// Levels are the levels whose crossings are shown; Crossings[i] lists
+	// every passage of a trajectory through Levels[i].
+	Levels    []float64           `json:"levels"`
+	Crossings [][]window.Crossing `json:"crossings"`
+	// Verdict and Gamma0/Gamma1 label the figure.
+	Verdict string  `json:"verdict"`
+	Gamma0  float64 `json:"gamma0"`
+	Gamma1  float64 `json:"gamma1"`
+}
+
+// shownLevels is how many levels get their crossings drawn: enough to see
+// whether three distinct slopes meet at a level, few enough to read.
+const shownLevels = 3
+
+// FromResult collects a window's figure from its estimate and verdict.
+// Levels are the quartiles of U when coverage held, else of the pooled
+// latent's central half, where a failed certificate is easiest to read.
+func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
+	w := Window{Title: title, Dt: r.Dt, Latents: r.Latents, Covered: v.Coverage.Holds, Lo: v.Coverage.Lo, Hi: v.Coverage.Hi,
+		Verdict: string(v.Status), Gamma0: r.Gamma0, Gamma1: r.Gamma1}
+	if r.Trajectory != nil {
+		w.Fitted = r.Trajectory.Fitted
+	}
+	lo, hi := v.Coverage.Lo, v.Coverage.Hi
+	if !(hi > lo) {
+		lo, hi = quantile(r.Latents, 0.25), quantile(r.Latents, 0.75)
+	}
+	if !(hi > lo) {
+		return w
+	}
+	for i := range shownLevels {
+		u := lo + (hi-lo)*float64(i+1)/float64(shownLevels+1)
+		w.Levels = append(w.Levels, u)
+		w.Crossings = append(w.Crossings, window.Crossings(r.Latents, r.Dt, u))
+	}
+	return w
+}
+
+// quantile is the q-quantile of all samples (NaN if there are none).
+func quantile(z [][]float64, q float64) float64 {
+	var all []float64
+	for _, c := range z {
+		for _, v := range c {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				all = append(all, v)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(all)
+	return all[int(q*float64(len(all)-1))]
+}
