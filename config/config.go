@@ -101,6 +101,10 @@ type HTTP struct {
 	// their camera for the publish page only on a secure origin.
 	TLSCertFile string `yaml:"tls_cert_file"`
 	TLSKeyFile  string `yaml:"tls_key_file"`
+	// ClientCAFile (PEM, with TLSCertFile) requires every client to present
+	// a certificate signed by one of these CAs: mutual TLS instead of, or as
+	// well as, the token.
+	ClientCAFile string `yaml:"client_ca_file"`
 }
 
 // WebRTC restricts ICE, for whip and whep cameras.

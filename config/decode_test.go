@@ -174,7 +174,15 @@ func TestParseErrors(t *testing.T) {
 			text: "" +
 				"http: {listen: \"0.0.0.0:8090\"}\n",
 			want: []string{
-				`physd.yaml:1:16: http.listen: is "0.0.0.0:8090", not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API`,
+				`physd.yaml:1:16: http.listen: is "0.0.0.0:8090", not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API, or http.client_ca_file for TLS client certificates`,
+			},
+		},
+		{
+			name: "client certificates need TLS",
+			text: "" +
+				"http: {listen: \"0.0.0.0:8090\", client_ca_file: /etc/physd/ca.pem}\n",
+			want: []string{
+				`physd.yaml:1:48: http.client_ca_file: needs http.tls_cert_file and http.tls_key_file: client certificates are checked only over TLS`,
 			},
 		},
 		{

@@ -144,8 +144,8 @@ func validate(c *Config, pos map[string]pos, errs *errorList) {
 	v.webrtc(c)
 	if c.HTTP.Listen != "" {
 		v.hostPort("http.listen", c.HTTP.Listen)
-		if !LoopbackListen(c.HTTP.Listen) && !c.HTTP.Token.IsSet() {
-			v.errorf("http.listen", "is %q, not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API", c.HTTP.Listen)
+		if !LoopbackListen(c.HTTP.Listen) && !c.HTTP.Token.IsSet() && c.HTTP.ClientCAFile == "" {
+			v.errorf("http.listen", "is %q, not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API, or http.client_ca_file for TLS client certificates", c.HTTP.Listen)
 		}
 	}
 	v.nats(c.NATS)
@@ -552,6 +552,9 @@ func (v *validator) webrtc(c *Config) {
 	}
 	if (c.HTTP.TLSCertFile == "") != (c.HTTP.TLSKeyFile == "") {
 		v.errorf("http.tls_cert_file", "set http.tls_cert_file and http.tls_key_file together (both PEM files) or neither")
+	}
+	if c.HTTP.ClientCAFile != "" && c.HTTP.TLSCertFile == "" {
+		v.errorf("http.client_ca_file", "needs http.tls_cert_file and http.tls_key_file: client certificates are checked only over TLS")
 	}
 	if c.HTTP.Listen == "" {
 		for i, cam := range c.Cameras {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +39,13 @@ func (d *Daemon) serveHTTP(ctx context.Context, hc config.HTTP) (net.Addr, <-cha
 			return nil, nil, fmt.Errorf("http: http.tls_cert_file/tls_key_file: %w", err)
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if hc.ClientCAFile != "" {
+			pool, err := loadCAs(hc.ClientCAFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("http: http.client_ca_file: %w", err)
+			}
+			tlsCfg.ClientCAs, tlsCfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+		}
 	}
 	ln, err := net.Listen("tcp", hc.Listen)
 	if err != nil {
@@ -61,6 +70,19 @@ func (d *Daemon) serveHTTP(ctx context.Context, hc config.HTTP) (net.Addr, <-cha
 		_ = srv.Shutdown(sctx)
 	}()
 	return ln.Addr(), done, nil
+}
+
+// loadCAs reads a PEM bundle of CA certificates.
+func loadCAs(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate found", path)
+	}
+	return pool, nil
 }
 
 // routes is physd's HTTP API.
