@@ -41,6 +41,7 @@ var (
 	descFrames = prometheus.NewDesc("physd_frames_received_total", "Frames received from the camera's source.", camLabel, nil)
 	descDrop   = prometheus.NewDesc("physd_frames_dropped_total", "Frames dropped (late, duplicate or outside the window grid).", camLabel, nil)
 	descBreaks = prometheus.NewDesc("physd_stream_breaks_total", "Gaps in the frame sequence (lost or undecodable frames) that broke a window.", camLabel, nil)
+	descDecode = prometheus.NewDesc("physd_decode_errors_total", "Received frames the decoder rejected (WebRTC cameras; OpenCV's FFmpeg reader conceals corrupt frames and reports none).", camLabel, nil)
 	descReconn = prometheus.NewDesc("physd_reconnects_total", "Times the camera's source was reopened.", camLabel, nil)
 	descSkip   = prometheus.NewDesc("physd_windows_skipped_total", "Windows replaced by a newer one before estimation started.", camLabel, nil)
 	descWin    = prometheus.NewDesc("physd_windows_total", "Windows estimated, by verdict.", []string{"camera", "verdict"}, nil)
@@ -54,12 +55,15 @@ var (
 	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
 )
 
+// decodeCounter is a source that counts the frames its decoder rejected.
+type decodeCounter interface{ DecodeErrors() int64 }
+
 // daemonCollector reads the daemon's counters at scrape time.
 type daemonCollector struct{ d *Daemon }
 
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descReconn, descSkip, descWin, descState,
+	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
 		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn} {
 		ch <- d
 	}
@@ -88,6 +92,9 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDrop, float64(st.FramesDropped), name)
 		counter(descBreaks, float64(st.Breaks), name)
 		counter(descReconn, float64(st.Reconnects), name)
+		if dc, ok := cam.src.(decodeCounter); ok {
+			counter(descDecode, float64(dc.DecodeErrors()), name)
+		}
 		counter(descSkip, float64(st.WindowsSkipped), name)
 		for v, n := range st.Windows {
 			counter(descWin, float64(n), name, v)

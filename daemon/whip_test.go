@@ -129,6 +129,15 @@ func TestWHIPEndToEnd(t *testing.T) {
 	if code := prev.delete(t); code != http.StatusNotFound {
 		t.Errorf("DELETE of the silent session: %d, want 404 (closed by physd)", code)
 	}
+	// Two clean publishers: frames counted, no decode error, and the
+	// counter is there for alerting on (it counts in stream's unit test).
+	m := scrape(t, base)
+	if v, ok := m[`physd_decode_errors_total{camera="phone"}`]; !ok || v != 0 {
+		t.Errorf("physd_decode_errors_total for phone = %v (present %v), want 0", v, ok)
+	}
+	if v := m[`physd_frames_received_total{camera="phone"}`]; v < 100 {
+		t.Errorf("physd_frames_received_total for phone = %v", v)
+	}
 }
 
 // checkAccuracy holds a certified estimate from lossy video to the

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/rtcp"
@@ -41,6 +42,9 @@ type TrackStats struct {
 	// Lost counts frames the jitter buffer gave up on (missing packets)
 	// plus frames skipped while waiting for a key frame after a loss.
 	Lost int
+	// DecodeErrors counts access units the decoder rejected (corrupt,
+	// truncated or undecodable); each also counts in Lost.
+	DecodeErrors int
 	// PLIs counts key frame requests sent.
 	PLIs int
 	// Codec is the negotiated MIME type.
@@ -57,6 +61,9 @@ type trackReader struct {
 	silence time.Duration
 	sendPLI func() error
 	now     func() time.Time // the PLI rate limit's clock
+	// decodeErrs, when set, is the source's running total of decode
+	// errors, which outlives each session's reader.
+	decodeErrs *atomic.Int64
 
 	mu      sync.Mutex
 	stats   TrackStats
@@ -164,7 +171,10 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			w, h, luma, err := dec.decode(s.Data)
 			if err != nil {
 				needKey, lostRun = true, true
-				r.count(func(st *TrackStats) { st.Lost++ })
+				r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
+				if r.decodeErrs != nil {
+					r.decodeErrs.Add(1)
+				}
 				r.pli()
 				continue
 			}

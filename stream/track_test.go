@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +105,43 @@ func TestTrackReaderLossReorderPLI(t *testing.T) {
 			t.Logf("%s: %d frames, %d lost, %d PLIs", mime, st.Frames, st.Lost, plis)
 		})
 	}
+}
+
+// TestTrackReaderCountsDecodeErrors truncates a key frame to its VP8
+// header (so the reader still hands it to the decoder): the
+// decoder rejects it, the reader counts a decode error in its stats and in
+// the source's running total, skips to the next key frame and goes on.
+func TestTrackReaderCountsDecodeErrors(t *testing.T) {
+	mime := webrtc.MimeTypeVP8
+	c := decEncode(t, t.TempDir(), decClipSpec{mime: mime, size: 64, seconds: 3, gop: 20})
+	aus := make([][]byte, len(c.aus))
+	copy(aus, c.aus)
+	aus[20] = append([]byte(nil), aus[20][:12]...)
+	pkts, _ := rtpOf(t, mime, aus)
+	var total atomic.Int64
+	r := &trackReader{name: "test", mime: mime, pre: Preprocess{Size: 16}, silence: time.Second,
+		now: time.Now, sendPLI: func() error { return nil }, decodeErrs: &total}
+	next := 0
+	read := func() (*rtp.Packet, error) {
+		if next == len(pkts) {
+			return nil, io.EOF
+		}
+		next++
+		return pkts[next-1], nil
+	}
+	frames := 0
+	err := r.run(context.Background(), read, func(time.Time) error { return nil }, func(Frame) error { frames++; return nil })
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("run: %v, want the end of the track", err)
+	}
+	st := r.Stats()
+	if st.DecodeErrors < 1 || total.Load() != int64(st.DecodeErrors) || st.Lost < st.DecodeErrors {
+		t.Errorf("decode errors %d (source total %d), lost %d: want the garbled key frame counted in both", st.DecodeErrors, total.Load(), st.Lost)
+	}
+	// Frames 0–19 before the loss, 40 on after the next key frame (the
+	// last few may stay in the jitter buffer).
+	if frames < 20+15 {
+		t.Errorf("%d frames decoded: want the stream to resume at the next key frame", frames)
+	}
+	t.Logf("%d frames, %d lost, %d decode errors", frames, st.Lost, st.DecodeErrors)
 }

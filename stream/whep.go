@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/pion/webrtc/v4"
@@ -39,6 +40,8 @@ type WHEPSource struct {
 	url string
 	rtc *WebRTC
 	opt WHEPOptions
+
+	decodeErrs atomic.Int64
 }
 
 var _ Source = (*WHEPSource)(nil)
@@ -64,6 +67,10 @@ func NewWHEPSource(rawURL string, rtc *WebRTC, opt WHEPOptions) (*WHEPSource, er
 	}
 	return &WHEPSource{url: rawURL, rtc: rtc, opt: opt}, nil
 }
+
+// DecodeErrors is how many received access units the decoder rejected,
+// over all sessions since the source was made.
+func (s *WHEPSource) DecodeErrors() int64 { return s.decodeErrs.Load() }
 
 // Name returns "whep:" and the URL without credentials.
 func (s *WHEPSource) Name() string { return "whep:" + redactURL(s.url) }
@@ -112,6 +119,7 @@ func (s *WHEPSource) Run(ctx context.Context, emit func(Frame) error) error {
 	case track = <-tracks:
 	}
 	r := newTrackReader(s.Name(), track, s.opt.Preprocess, s.opt.Silence, pc.WriteRTCP)
+	r.decodeErrs = &s.decodeErrs
 	return r.readRemote(ctx, track, emit)
 }
 

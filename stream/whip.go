@@ -53,6 +53,8 @@ type WHIPSource struct {
 	mu       sync.Mutex
 	cur      *whipSession
 	consumed bool // Run has taken cur
+
+	decodeErrs atomic.Int64
 }
 
 var _ Source = (*WHIPSource)(nil)
@@ -70,6 +72,10 @@ func NewWHIPSource(name string, rtc *WebRTC, opt WHIPOptions) (*WHIPSource, erro
 	}
 	return &WHIPSource{name: name, rtc: rtc, opt: opt, wake: make(chan struct{}, 1)}, nil
 }
+
+// DecodeErrors is how many received access units the decoder rejected,
+// over all publishers since the source was made.
+func (s *WHIPSource) DecodeErrors() int64 { return s.decodeErrs.Load() }
 
 // Name returns "whip:" and the camera's name.
 func (s *WHIPSource) Name() string { return "whip:" + s.name }
@@ -304,6 +310,7 @@ func (s *WHIPSource) Run(ctx context.Context, emit func(Frame) error) error {
 		}
 	}()
 	r := newTrackReader(s.Name(), track, s.opt.Preprocess, s.opt.Silence, sess.pc.WriteRTCP)
+	r.decodeErrs = &s.decodeErrs
 	err := r.readRemote(rctx, track, emit)
 	if ctx.Err() != nil {
 		sess.close(ctx.Err())
