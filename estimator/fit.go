@@ -141,8 +141,14 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("fit: step %d: %w", step, err)
 		}
 		lat := split(z)
+		if err := checkFinite(lat); err != nil {
+			return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
+		}
 		if p.SolveGamma {
 			f, err := FitODE(lat, dt, p.Loss.Intercept)
+			if errors.Is(err, ErrNotFinite) {
+				return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("fit: step %d: %w", step, err)
 			}

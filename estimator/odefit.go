@@ -50,6 +50,9 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 	if intercept {
 		p = 3
 	}
+	if err := checkFinite(latents); err != nil {
+		return nil, fmt.Errorf("fit ODE: %w", err)
+	}
 	var xtx [9]float64
 	var xty [3]float64
 	n := 0
@@ -76,7 +79,11 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 	A := mat.NewDense(p, p, nil)
 	for a := range p {
 		for b := range p {
-			A.Set(a, b, xtx[a*3+b])
+			v := xtx[a*3+b]
+			if math.IsInf(v, 0) || math.IsNaN(v) || math.IsInf(xty[a], 0) || math.IsNaN(xty[a]) {
+				return nil, fmt.Errorf("fit ODE: normal equations overflow: %w", ErrNotFinite)
+			}
+			A.Set(a, b, v)
 		}
 	}
 	var inv mat.Dense
@@ -158,4 +165,21 @@ func addNeweyWest(S []float64, p, lag int, r, x []float64) {
 			}
 		}
 	}
+}
+
+// ErrNotFinite reports a latent that is NaN or infinite: training
+// diverged, or the caller passed one in.
+var ErrNotFinite = errors.New("latent is not finite")
+
+// checkFinite rejects NaN and Inf latents before they reach LAPACK, which
+// panics on them.
+func checkFinite(latents [][]float64) error {
+	for m, z := range latents {
+		for k, v := range z {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("clip %d sample %d is %g: %w", m, k, v, ErrNotFinite)
+			}
+		}
+	}
+	return nil
 }

@@ -57,6 +57,10 @@ type Outcome struct {
 	// including a rejected attempt.
 	TrainSteps int
 	TrainTime  time.Duration
+	// RolledBack is set when warm training on this window was undone
+	// (it diverged or its estimate was not accepted); Diverged when its
+	// loss became NaN or infinite.
+	RolledBack, Diverged bool
 }
 
 // NewLearner returns a learner with no encoder yet.
@@ -99,6 +103,9 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		p := l.opt.Preset
 		p.Steps = l.opt.Steps
 		train := append(append([]Clip(nil), clips...), l.replayClips()...)
+		// Warm training moves the encoder in place; a window that diverges
+		// or is not accepted must leave it as the last accepted one did.
+		good := snapshotParams(l.enc)
 		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true})
 		if err == nil {
 			out.TrainSteps += r.Steps
@@ -115,6 +122,9 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			l.remember(r, clips)
 			return out, nil
 		}
+		good.restore(l.enc)
+		out.RolledBack = true
+		out.Diverged = errors.Is(err, ErrDiverged)
 		if err == nil {
 			out.Result = r
 		}
@@ -147,6 +157,25 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		out.Result = r
 	}
 	return out, nil
+}
+
+// paramSnapshot is a copy of an encoder's weights.
+type paramSnapshot [][]float64
+
+func snapshotParams(e Encoder) paramSnapshot {
+	var s paramSnapshot
+	for _, p := range e.Params() {
+		s = append(s, append([]float64(nil), data(p)...))
+	}
+	return s
+}
+
+// restore writes the snapshot back into e, which must be the encoder it
+// was taken from.
+func (s paramSnapshot) restore(e Encoder) {
+	for i, p := range e.Params() {
+		copy(data(p), s[i])
+	}
 }
 
 // ErrNoClips reports a window with nothing in it.

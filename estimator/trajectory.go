@@ -124,6 +124,9 @@ func sumSq(r []float64) float64 {
 // solved exactly at every trial (variable projection), from the start
 // (g1, g0) — the stencil's estimate mapped by Exact.
 func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*TrajectoryFit, error) {
+	if err := checkFinite(latents); err != nil {
+		return nil, fmt.Errorf("fit trajectory: %w", err)
+	}
 	var z []float64
 	lens := make([]int, len(latents))
 	for m, l := range latents {

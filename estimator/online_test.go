@@ -1,0 +1,119 @@
+package estimator
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/physd/physd/sim"
+)
+
+// pendulumClip renders the underdamped pendulum from t0 for dur seconds.
+func pendulumClip(t *testing.T, z0, dur float64) Clip {
+	t.Helper()
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	fs, _, err := sim.Render(context.Background(), sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: z0, Duration: dur, FPS: 20, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Clip{W: fs[0].Rect.Dx(), H: fs[0].Rect.Dy(), Dt: 1.0 / 20}
+	for _, f := range fs {
+		px := make([]float64, len(f.Pix))
+		for j, v := range f.Pix {
+			px[j] = float64(v) / 255
+		}
+		c.Frames = append(c.Frames, px)
+	}
+	return c
+}
+
+func paramsOf(e Encoder) [][]float64 {
+	var out [][]float64
+	for _, p := range e.Params() {
+		out = append(out, slices.Clone(data(p)))
+	}
+	return out
+}
+
+func sameParams(a, b [][]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLearnerRollsBackRejectedAndDivergedWindows trains a learner on a
+// good window, then warm-trains it on windows whose estimate is rejected
+// or whose training diverges (a learning rate of 1e200 sends the loss to
+// Inf or NaN). Both are reported as rolled back and leave the encoder
+// bit for bit as the accepted window left it; the next good window is
+// still estimated within the accuracy bar (warm, unless the learning rate
+// makes it diverge again).
+func TestLearnerRollsBackRejectedAndDivergedWindows(t *testing.T) {
+	ctx := context.Background()
+	good := pendulumClip(t, 50, 1.5*math.Pi)
+	other := pendulumClip(t, 30, 1.5*math.Pi)
+	accurate := func(r *Result) bool { return math.Abs(r.Gamma0-4.0016) < 0.02 && math.Abs(r.Gamma1-0.08) < 0.004 }
+	// reject lists the calls of accept that say no (the first window, with
+	// no encoder yet, is kept without asking): the second window's warm
+	// estimate (unless training diverged) and its cold restart, so that the
+	// learner must fall back on the encoder it had.
+	for _, tc := range []struct {
+		name     string
+		lr       float64
+		reject   map[int]bool
+		diverged bool
+	}{
+		{"rejected", 0, map[int]bool{1: true, 2: true}, false},
+		{"diverged", 1e200, map[int]bool{1: true}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			accept := func(r *Result) bool {
+				calls++
+				return !tc.reject[calls] && accurate(r)
+			}
+			p, err := LookupPreset(DefaultPreset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.lr > 0 {
+				p.LREncoder = tc.lr
+			}
+			p.Steps = 0 // the cold start is the closed form alone
+			l, err := NewLearner(LearnerOptions{Preset: p, Steps: 30, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, err := l.Window(ctx, []Clip{good}, accept); err != nil || !o.Cold {
+				t.Fatalf("first window: %v", err)
+			}
+			before := paramsOf(l.enc)
+			o, err := l.Window(ctx, []Clip{other}, accept)
+			if err != nil && !tc.diverged {
+				t.Fatal(err)
+			}
+			if err == nil && (!o.RolledBack || o.Diverged != tc.diverged) {
+				t.Errorf("rolled back %v, diverged %v; want true, %v", o.RolledBack, o.Diverged, tc.diverged)
+			}
+			if !sameParams(before, paramsOf(l.enc)) {
+				t.Fatal("the encoder changed after a window that was not accepted")
+			}
+			o, err = l.Window(ctx, []Clip{good}, accept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// With the learning rate still at 1e200, warm training diverges
+			// again and the estimate comes from a cold restart.
+			if o.Cold != tc.diverged || !accurate(o.Result) {
+				t.Errorf("after the rollback: cold %v, γ0 %v γ1 %v", o.Cold, o.Result.Gamma0, o.Result.Gamma1)
+			}
+		})
+	}
+}
