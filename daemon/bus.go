@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/nats-io/nkeys"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/daemon/outbox"
 )
 
 // bus is physd's NATS side: an embedded server when none is configured,
@@ -32,12 +34,27 @@ type bus struct {
 	js       jetstream.JetStream // nil when JetStream is disabled
 	// PublishErrors counts messages that could not be handed to NATS.
 	publishErrors atomic.Int64
+	// out holds estimates, alerts and diagnostics while NATS is away;
+	// kick wakes the drainer, which stops with stop.
+	out      *outbox.Outbox
+	kick     chan struct{}
+	stop     chan struct{}
+	drained  chan struct{}
+	draining bool // the drainer runs
 }
 
 // startBus starts the embedded server if no URLs are configured, connects,
 // and creates or verifies the JetStream stream.
 func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.Logger) (*bus, error) {
-	b := &bus{log: log, prefix: cfg.SubjectPrefix}
+	b := &bus{log: log, prefix: cfg.SubjectPrefix, kick: make(chan struct{}, 1), stop: make(chan struct{}), drained: make(chan struct{})}
+	ob, err := outbox.Open(filepath.Join(stateDir, "outbox"), outbox.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("nats: outbox: %w", err)
+	}
+	b.out = ob
+	if n := ob.Len(); n > 0 {
+		log.Info("outbox holds messages from before the restart; publishing them first", "messages", n)
+	}
 	urls := cfg.URLs
 	if len(urls) == 0 {
 		ns, err := startEmbedded(cfg.Embedded, stateDir, log)
@@ -47,7 +64,7 @@ func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.L
 		b.embedded = ns
 		urls = []string{ns.ClientURL()}
 	}
-	opts, err := clientOptions(cfg, log)
+	opts, err := clientOptions(cfg, log, b.wake)
 	if err != nil {
 		b.close()
 		return nil, err
@@ -82,6 +99,9 @@ func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.L
 		b.js = js
 		log.Info("jetstream stream ready", "stream", sc.Name, "subjects", sc.Subjects)
 	}
+	b.draining = true
+	go b.drain()
+	b.wake()
 	return b, nil
 }
 
@@ -138,7 +158,9 @@ func startEmbedded(cfg config.Embedded, stateDir string, log *slog.Logger) (*ser
 	return ns, nil
 }
 
-func clientOptions(cfg config.NATS, log *slog.Logger) ([]nats.Option, error) {
+// clientOptions builds the connection's options; reconnected is called
+// when the connection comes back, to drain the outbox.
+func clientOptions(cfg config.NATS, log *slog.Logger, reconnected func()) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.Name("physd"),
 		nats.MaxReconnects(-1),
@@ -149,7 +171,9 @@ func clientOptions(cfg config.NATS, log *slog.Logger) ([]nats.Option, error) {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+			reconnected()
 		}),
+		nats.ConnectHandler(func(*nats.Conn) { reconnected() }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			log.Warn("nats error", "err", err)
 		}),
@@ -182,7 +206,10 @@ func clientOptions(cfg config.NATS, log *slog.Logger) ([]nats.Option, error) {
 
 // publish sends v as JSON on physd.<camera>.<kind> with a Nats-Msg-Id.
 // Estimates and alerts go through JetStream (acknowledged, deduplicated)
-// when it is enabled.
+// when it is enabled. Estimates, alerts and diagnostics that cannot be
+// published now — NATS is away, or older ones still wait — go to the
+// outbox, in order, and are published when NATS returns; a queued message
+// is not an error. Status heartbeats are only worth sending live.
 func (b *bus) publish(ctx context.Context, camera, kind, id string, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -192,7 +219,37 @@ func (b *bus) publish(ctx context.Context, camera, kind, id string, v any) error
 	msg := nats.NewMsg(Subject(b.prefix, camera, kind))
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, id)
-	if b.js != nil && (kind == KindEstimate || kind == KindAlert) {
+	if kind == KindStatus || b.out == nil {
+		return b.send(ctx, msg)
+	}
+	if b.out.Len() == 0 && b.nc.IsConnected() {
+		err := b.send(ctx, msg)
+		if err == nil {
+			return nil
+		}
+		b.log.Warn("publish failed; queued in the outbox", "subject", msg.Subject, "err", err)
+	}
+	class := outbox.Diagnostic
+	if kind == KindEstimate || kind == KindAlert {
+		class = outbox.Essential
+	}
+	evicted, err := b.out.Append(outbox.Message{Subject: msg.Subject, MsgID: id, Class: class, Data: data})
+	if err != nil {
+		b.publishErrors.Add(1)
+		return fmt.Errorf("nats: outbox: %w", err)
+	}
+	for _, e := range evicted {
+		b.log.Warn("outbox full: message dropped", "subject", e.Subject, "msg_id", e.MsgID, "class", e.Class.String())
+	}
+	b.wake()
+	return nil
+}
+
+// send publishes one message now: through JetStream (waiting for the
+// acknowledgement) for estimates and alerts when it is enabled, else on
+// core NATS.
+func (b *bus) send(ctx context.Context, msg *nats.Msg) error {
+	if b.js != nil && b.persisted(msg.Subject) {
 		// Detached from cancellation: a window finished during shutdown is
 		// still published, within the timeout.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -210,6 +267,62 @@ func (b *bus) publish(ctx context.Context, camera, kind, id string, v any) error
 	return nil
 }
 
+// persisted reports subjects the JetStream stream holds: estimates and
+// alerts.
+func (b *bus) persisted(subject string) bool {
+	return strings.HasSuffix(subject, "."+KindEstimate) || strings.HasSuffix(subject, "."+KindAlert)
+}
+
+// wake asks the drainer to try the outbox.
+func (b *bus) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// drain publishes the outbox in order whenever NATS is connected: on a
+// kick (a new message, a reconnect) and every few seconds. A message
+// leaves the outbox only once JetStream acknowledged it, or, for core
+// NATS, once the server answered a flush after it.
+func (b *bus) drain() {
+	defer close(b.drained)
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-b.kick:
+		case <-t.C:
+		}
+		for b.nc.IsConnected() {
+			m, ok, err := b.out.Front()
+			if err != nil {
+				b.log.Warn("outbox read failed; will retry", "err", err)
+				break
+			}
+			if !ok {
+				break
+			}
+			msg := nats.NewMsg(m.Subject)
+			msg.Data = m.Data
+			msg.Header.Set(nats.MsgIdHdr, m.MsgID)
+			err = b.send(context.Background(), msg)
+			if err == nil && !b.persisted(m.Subject) || err == nil && b.js == nil {
+				err = b.nc.FlushTimeout(5 * time.Second)
+			}
+			if err != nil {
+				b.log.Debug("outbox drain paused", "err", err)
+				break
+			}
+			if err := b.out.Remove(m.Seq); err != nil && !errors.Is(err, outbox.ErrNotQueued) {
+				b.log.Warn("outbox remove failed", "err", err)
+			}
+		}
+	}
+}
+
 // clientURL is where subscribers reach the server physd uses.
 func (b *bus) clientURL() string {
 	if b.embedded != nil {
@@ -221,6 +334,19 @@ func (b *bus) clientURL() string {
 // close flushes pending messages and closes the connection and the
 // embedded server.
 func (b *bus) close() {
+	if b.out != nil {
+		select {
+		case <-b.stop:
+		default:
+			close(b.stop)
+		}
+		if b.draining {
+			<-b.drained
+		}
+		if err := b.out.Close(); err != nil {
+			b.log.Warn("outbox close", "err", err)
+		}
+	}
 	if b.nc != nil {
 		if err := b.nc.FlushTimeout(5 * time.Second); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 			b.log.Warn("nats flush at shutdown", "err", err)

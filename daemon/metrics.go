@@ -52,6 +52,9 @@ var (
 	descZeta   = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
 	descPubErr = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
 	descBuf    = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
+	descOutbox = prometheus.NewDesc("physd_outbox_messages", "Messages waiting in the on-disk outbox for NATS.", nil, nil)
+	descEvict  = prometheus.NewDesc("physd_outbox_evicted_total", "Messages dropped because the outbox was full, by class (diagnostic first, essential = estimates and alerts last).", []string{"class"}, nil)
+	descAside  = prometheus.NewDesc("physd_outbox_set_aside_total", "Corrupt outbox records set aside at start.", nil, nil)
 	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
 )
 
@@ -64,7 +67,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn} {
+		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside} {
 		ch <- d
 	}
 }
@@ -112,6 +115,13 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if b != nil {
 		counter(descPubErr, float64(b.publishErrors.Load()))
+		if b.out != nil {
+			st := b.out.Stats()
+			gauge(descOutbox, float64(st.Queued))
+			counter(descEvict, float64(st.EvictedDiagnostic), "diagnostic")
+			counter(descEvict, float64(st.EvictedEssential), "essential")
+			counter(descAside, float64(st.SetAside))
+		}
 		if b.nc != nil {
 			buffered, _ := b.nc.Buffered()
 			gauge(descBuf, float64(buffered))
