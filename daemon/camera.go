@@ -58,6 +58,7 @@ type camera struct {
 	verdict map[string]int
 	encoder EncoderInfo
 	alerts  *alerter
+	dash    *camDash // the dashboard's record; nil records nothing
 
 	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
 
@@ -160,6 +161,7 @@ func (c *camera) ingest(ctx context.Context) {
 				backoff = time.Second
 			}
 			c.frames.Add(1)
+			c.dash.setFrame(f)
 			before := slicer.Dropped
 			w, brk := slicer.Push(f)
 			c.dropped.Add(int64(slicer.Dropped - before))
@@ -287,6 +289,7 @@ func (c *camera) learn(ctx context.Context) {
 		}
 		var o *estimator.Outcome
 		var err error
+		c.dash.setTraining(true)
 		if j.single {
 			// A lone event never certifies by itself (Thm. 4.5 needs three);
 			// it is fitted with the camera's encoder for its diagnostic only.
@@ -294,6 +297,7 @@ func (c *camera) learn(ctx context.Context) {
 		} else {
 			o, err = learner.Window(ctx, j.clips, accept)
 		}
+		c.dash.setTraining(false)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -301,6 +305,9 @@ func (c *camera) learn(ctx context.Context) {
 			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", err)
 			c.publishDiag(ctx, j, "error", []string{err.Error()}, nil, nil)
 			continue
+		}
+		if o.Diverged {
+			c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
 		}
 		v := verdict
 		if o.Result != judged {
@@ -363,8 +370,9 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	c.mu.Lock()
 	c.diag = &d
 	c.mu.Unlock()
+	c.recordWindow(&d, r, info)
 	if err := c.bus.publish(ctx, c.cfg.Name, KindDiagnostic, MsgID(c.cfg.Name, KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
-		c.log.Warn("diagnostic not published", "err", err)
+		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
 }
@@ -397,12 +405,13 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	a, based := c.alerts.observe(&e)
 	if based {
 		c.saveBaseline()
-		c.log.Info("alert baseline established", "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
+		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
 	if a != nil {
-		c.log.Warn("structural-health alert", "state", a.State, "reasons", a.Reasons)
+		c.dash.setAlerting(a.State == "raised")
+		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
 		if err := c.bus.publish(ctx, c.cfg.Name, KindAlert, MsgID(c.cfg.Name, KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
-			c.log.Error("alert not published", "err", err)
+			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
 }

@@ -53,6 +53,8 @@ type Daemon struct {
 	http    net.Addr
 	metrics *metrics
 	started time.Time
+	// dash fans finished windows out to open dashboards.
+	dash *dashHub
 }
 
 // New validates what can be checked before starting.
@@ -72,7 +74,7 @@ func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if _, err := estimator.LookupPreset(cfg.Estimator.Preset); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now()}
+	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now(), dash: newDashHub(opt.Logger)}
 	d.metrics = newMetrics(d)
 	return d, nil
 }
@@ -205,13 +207,15 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	d.mu.Lock()
 	rtc := d.rtc
 	d.mu.Unlock()
-	src, err := newSource(cc, p, rtc)
+	thumb := &stream.Thumbnailer{}
+	src, err := newSource(cc, p, rtc, thumb)
 	if err != nil {
 		return err
 	}
 	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate,
 		trainTime: d.metrics.training.WithLabelValues(cc.Name),
-		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting"}
+		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
+		dash: newCamDash(d.dash, thumb, cfg)}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
 	d.mu.Lock()
 	d.cameras[cc.Name] = c

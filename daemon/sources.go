@@ -10,14 +10,15 @@ import (
 
 // newSource builds the camera's frame source with its preprocessing: the
 // region of interest, grayscale, resize to the camera's size (default:
-// the preset's) and optional binarisation.
-func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC) (stream.Source, error) {
+// the preset's) and optional binarisation. thumb (may be nil) keeps a
+// small copy of the whole frame for the dashboard.
+func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *stream.Thumbnailer) (stream.Source, error) {
 	size := cc.Size
 	if size == 0 {
 		size = p.Size
 	}
 	pre := stream.Preprocess{ROI: stream.ROI{X: cc.ROI.X, Y: cc.ROI.Y, W: cc.ROI.W, H: cc.ROI.H}, Size: size,
-		Binarize: cc.Binarize || p.Binarize}
+		Binarize: cc.Binarize || p.Binarize, Thumb: thumb}
 	s := cc.Source
 	var src stream.Source
 	var err error

@@ -6,7 +6,8 @@ import (
 	"github.com/physd/physd/daemon/web"
 )
 
-// webRoutes serves the publish page and its assets.
+// webRoutes serves the publish page, the dashboard and their assets.
 func (d *Daemon) webRoutes(mux *http.ServeMux) {
 	mux.Handle("GET "+web.PagePrefix, web.Handler())
+	d.dashboardRoutes(mux)
 }

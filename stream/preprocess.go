@@ -44,6 +44,10 @@ type Preprocess struct {
 	Binarize bool
 	// Threshold is the fixed binarisation threshold in (0,1); 0 uses Otsu.
 	Threshold float64
+	// Thumb, when set, is offered each whole frame before the crop and
+	// keeps a small gray copy at a low rate, for an operator's view of the
+	// region of interest; it does not change the output.
+	Thumb *Thumbnailer
 }
 
 // Validate checks the settings that do not depend on the frame size. The
@@ -97,14 +101,17 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	if w <= 0 || h <= 0 {
 		return Frame{}, fmt.Errorf("empty image %v: %w", b, ErrInvalidOption)
 	}
-	if err := p.CheckFrame(w, h); err != nil {
-		return Frame{}, err
-	}
 	for _, y := range []int{0, h - 1} {
 		off := img.PixOffset(b.Min.X, b.Min.Y+y)
 		if img.Stride < w || off < 0 || off+w > len(img.Pix) {
 			return Frame{}, fmt.Errorf("image %v: Pix too short for its bounds: %w", b, ErrInvalidOption)
 		}
+	}
+	// Before CheckFrame: a frame the ROI does not fit is exactly what the
+	// operator needs to see.
+	p.Thumb.offerGray(img)
+	if err := p.CheckFrame(w, h); err != nil {
+		return Frame{}, err
 	}
 	x0, y0 := b.Min.X, b.Min.Y
 	if !p.ROI.IsZero() {

@@ -19,6 +19,9 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	if src.Empty() {
 		return Frame{}, fmt.Errorf("empty image: %w", ErrInvalidOption)
 	}
+	// Before CheckFrame: a frame the ROI does not fit is exactly what the
+	// operator needs to see.
+	p.Thumb.offerMat(src)
 	if err := p.CheckFrame(src.Cols(), src.Rows()); err != nil {
 		return Frame{}, err
 	}

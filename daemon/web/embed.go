@@ -14,6 +14,15 @@
 // The token, the codec choice and autostart travel in the URL fragment
 // (/publish/pendulum#token=...&codec=h264&autostart=1), which browsers never
 // send to the server.
+//
+// The dashboard (/dashboard#token=...) is the operator's live view of every
+// camera; DashboardHandler serves its page, which holds no data. It reads
+// these routes, all with the bearer token (see daemon/dashboard_http.go):
+//
+//	GET /api/v1/dashboard                      snapshot of every camera (JSON)
+//	GET /api/v1/dashboard/events               server-sent events (window, status)
+//	GET /api/v1/cameras/{camera}/frame.png     the newest preprocessed frame
+//	GET /api/v1/cameras/{camera}/source.png    the whole source frame, small
 package web
 
 import (
@@ -27,11 +36,11 @@ import (
 	"time"
 )
 
-//go:embed publish.html publish.js publish.css
+//go:embed publish.html publish.js publish.css dashboard.html dashboard.js dashboard.css
 var files embed.FS
 
-// FS holds the page's files at its root: publish.html, publish.js and
-// publish.css.
+// FS holds the pages' files at its root: publish.html, publish.js,
+// publish.css, dashboard.html, dashboard.js and dashboard.css.
 var FS fs.FS = files
 
 // PagePrefix is the path under which Handler serves the page, one path
@@ -42,10 +51,22 @@ const (
 	AssetPrefix = "/publish/assets/"
 )
 
+// DashboardPath is the dashboard page; DashboardAssetPrefix is where it
+// loads its script and stylesheet from.
+const (
+	DashboardPath        = "/dashboard"
+	DashboardAssetPrefix = "/dashboard/assets/"
+)
+
 // csp allows nothing but this origin: the page must not depend on, or leak
 // the token to, anything else.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"img-src 'self' data:; media-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// dashboardCSP is csp for the dashboard: no media; images are the frames
+// the script fetched with the token, shown from blob: URLs.
+const dashboardCSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"img-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 type asset struct {
 	data  []byte
@@ -58,9 +79,12 @@ type asset struct {
 var assets = func() map[string]asset {
 	m := map[string]asset{}
 	for name, ctype := range map[string]string{
-		"publish.html": "text/html; charset=utf-8",
-		"publish.js":   "text/javascript; charset=utf-8",
-		"publish.css":  "text/css; charset=utf-8",
+		"publish.html":   "text/html; charset=utf-8",
+		"publish.js":     "text/javascript; charset=utf-8",
+		"publish.css":    "text/css; charset=utf-8",
+		"dashboard.html": "text/html; charset=utf-8",
+		"dashboard.js":   "text/javascript; charset=utf-8",
+		"dashboard.css":  "text/css; charset=utf-8",
 	} {
 		data, err := files.ReadFile(name)
 		if err != nil {
@@ -87,7 +111,7 @@ func Handler() http.Handler {
 			return
 		}
 		var name string
-		if file, ok := strings.CutPrefix(r.URL.Path, AssetPrefix); ok && file != "publish.html" && assets[file].data != nil {
+		if file, ok := strings.CutPrefix(r.URL.Path, AssetPrefix); ok && (file == "publish.js" || file == "publish.css") {
 			name = file
 		} else if cam, ok := strings.CutPrefix(r.URL.Path, PagePrefix); ok && cam != "" && !strings.Contains(strings.TrimSuffix(cam, "/"), "/") {
 			name = "publish.html"
@@ -95,16 +119,50 @@ func Handler() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		a := assets[name]
-		h := w.Header()
-		h.Set("Content-Type", a.ctype)
-		h.Set("Cache-Control", "no-cache")
-		h.Set("ETag", a.etag)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		if name == "publish.html" {
-			h.Set("Content-Security-Policy", csp)
-		}
-		http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.data))
+		serve(w, r, name, csp)
 	})
+}
+
+// DashboardHandler serves the dashboard page, the same for every operator
+// and without any data in it (the script fetches that with the token from
+// the URL fragment). It expects the full request path:
+//
+//	GET /dashboard                 dashboard.html (also /dashboard/)
+//	GET /dashboard/assets/{file}   dashboard.js, dashboard.css
+//
+// Other paths get 404. HEAD and conditional requests are supported.
+func DashboardHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		var name string
+		if file, ok := strings.CutPrefix(r.URL.Path, DashboardAssetPrefix); ok && (file == "dashboard.js" || file == "dashboard.css") {
+			name = file
+		} else if r.URL.Path == DashboardPath || r.URL.Path == DashboardPath+"/" {
+			name = "dashboard.html"
+		} else {
+			http.NotFound(w, r)
+			return
+		}
+		serve(w, r, name, dashboardCSP)
+	})
+}
+
+// serve writes one embedded file; pages get the policy, which allows
+// nothing but this origin.
+func serve(w http.ResponseWriter, r *http.Request, name, policy string) {
+	a := assets[name]
+	h := w.Header()
+	h.Set("Content-Type", a.ctype)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("ETag", a.etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	if strings.HasSuffix(name, ".html") {
+		h.Set("Content-Security-Policy", policy)
+	}
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.data))
 }

@@ -1,0 +1,134 @@
+package web_test
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/physd/physd/daemon/web"
+)
+
+// TestDashboardFiles: the dashboard depends on nothing but physd (no URL
+// of another origin in any file), its page loads only its own assets, and
+// it keeps the token out of the query string.
+func TestDashboardFiles(t *testing.T) {
+	for _, name := range []string{"dashboard.html", "dashboard.js", "dashboard.css"} {
+		data, err := fs.ReadFile(web.FS, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range []string{"http://", "https://", "//cdn", "eval(", "innerHTML"} {
+			if strings.Contains(string(data), bad) {
+				t.Errorf("%s contains %q", name, bad)
+			}
+		}
+	}
+	html, _ := fs.ReadFile(web.FS, "dashboard.html")
+	if strings.Contains(string(html), "style=") || strings.Contains(string(html), "<script>") {
+		t.Error("dashboard.html has inline style or script, which the CSP refuses")
+	}
+	refs := regexp.MustCompile(`(?i)\b(?:src|href)\s*=\s*["']?([^"'\s>]+)`).FindAllStringSubmatch(string(html), -1)
+	if len(refs) != 2 {
+		t.Errorf("dashboard.html references %d assets, want the script and the stylesheet", len(refs))
+	}
+	for _, m := range refs {
+		name, ok := strings.CutPrefix(m[1], web.DashboardAssetPrefix)
+		if _, err := fs.Stat(web.FS, name); !ok || err != nil {
+			t.Errorf("dashboard.html references %q, want a file under %s", m[1], web.DashboardAssetPrefix)
+		}
+	}
+	js, _ := fs.ReadFile(web.FS, "dashboard.js")
+	for _, want := range []string{`location.hash`, `"Bearer "`, "sessionStorage", "getReader()"} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("dashboard.js lacks %s", want)
+		}
+	}
+	if regexp.MustCompile(`[?&]token=`).Match(js) {
+		t.Error("dashboard.js puts the token in a query string")
+	}
+}
+
+func TestDashboardScriptParses(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed: cannot syntax-check dashboard.js")
+	}
+	js, err := fs.ReadFile(web.FS, "dashboard.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dashboard.js")
+	if err := os.WriteFile(path, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(node, "--check", path).CombinedOutput(); err != nil {
+		t.Fatalf("node --check dashboard.js: %v\n%s", err, out)
+	}
+}
+
+func TestDashboardHandler(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+web.DashboardPath, web.DashboardHandler())
+	mux.Handle("GET "+web.DashboardPath+"/", web.DashboardHandler())
+	mux.Handle("GET "+web.PagePrefix, web.Handler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		ctype, body  string
+	}{
+		{"GET", "/dashboard", 200, "text/html; charset=utf-8", "<!doctype html>"},
+		{"GET", "/dashboard/", 200, "text/html; charset=utf-8", "<!doctype html>"},
+		{"HEAD", "/dashboard", 200, "text/html; charset=utf-8", ""},
+		{"GET", "/dashboard/assets/dashboard.js", 200, "text/javascript; charset=utf-8", `"use strict"`},
+		{"GET", "/dashboard/assets/dashboard.css", 200, "text/css; charset=utf-8", ":root"},
+		{"GET", "/dashboard/assets/dashboard.html", 404, "", ""},
+		{"GET", "/dashboard/assets/publish.js", 404, "", ""},
+		{"GET", "/dashboard/other", 404, "", ""},
+		{"GET", "/publish/assets/dashboard.js", 404, "", ""},
+		{"GET", "/publish/assets/publish.js", 200, "text/javascript; charset=utf-8", `"use strict"`},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, res.StatusCode, tc.status)
+			continue
+		}
+		if tc.status != 200 {
+			continue
+		}
+		if got := res.Header.Get("Content-Type"); got != tc.ctype {
+			t.Errorf("%s %s: Content-Type %q, want %q", tc.method, tc.path, got, tc.ctype)
+		}
+		if !strings.Contains(string(body), tc.body) {
+			t.Errorf("%s %s: body lacks %q", tc.method, tc.path, tc.body)
+		}
+		if strings.HasPrefix(tc.path, "/dashboard") && strings.HasPrefix(tc.ctype, "text/html") {
+			p := res.Header.Get("Content-Security-Policy")
+			if !strings.Contains(p, "default-src 'none'") || !strings.Contains(p, "img-src 'self' blob:") || strings.Contains(p, "unsafe") {
+				t.Errorf("%s %s: Content-Security-Policy %q", tc.method, tc.path, p)
+			}
+		}
+	}
+	res, err := http.Post(srv.URL+"/dashboard", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST /dashboard: %d, want 405", res.StatusCode)
+	}
+}
