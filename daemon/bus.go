@@ -309,7 +309,7 @@ func (b *bus) drain() {
 			msg.Data = m.Data
 			msg.Header.Set(nats.MsgIdHdr, m.MsgID)
 			err = b.send(context.Background(), msg)
-			if err == nil && !b.persisted(m.Subject) || err == nil && b.js == nil {
+			if err == nil && (b.js == nil || !b.persisted(m.Subject)) {
 				err = b.nc.FlushTimeout(5 * time.Second)
 			}
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 )
@@ -408,7 +409,7 @@ func dashDetailOf(d *Diagnostic, r *estimator.Result) *dashDetail {
 	}
 	det.Coverage = dashCoverage{Holds: cov.Holds, Lo: num(cov.Lo), Hi: num(cov.Hi), Width: num(cov.Width),
 		MinWidth: num(cov.MinWidth), Levels: cov.Levels, Covered: cov.Covered, MaxDistinct: cov.MaxDistinct, SlopeTol: num(cov.SlopeTol)}
-	for _, u := range crossingLevels(r.Latents, cov) {
+	for _, u := range figure.Levels(r.Latents, cov, dashLevels) {
 		l := dashLevel{U: num(u), Crossings: []dashCrossing{}}
 		for _, c := range window.Crossings(r.Latents, r.Dt, u) {
 			if c.Clip >= len(clips) || len(l.Crossings) >= dashMaxCrossings {
@@ -419,31 +420,6 @@ func dashDetailOf(d *Diagnostic, r *estimator.Result) *dashDetail {
 		det.Levels = append(det.Levels, l)
 	}
 	return det
-}
-
-// crossingLevels picks the levels whose crossings are shown: evenly inside
-// U when there is one, else the quartiles of the pooled latent samples.
-func crossingLevels(z [][]float64, cov window.Coverage) []float64 {
-	if lo, hi := cov.Lo, cov.Hi; !math.IsNaN(lo) && !math.IsNaN(hi) && !math.IsInf(lo, 0) && !math.IsInf(hi, 0) && hi > lo {
-		out := make([]float64, dashLevels)
-		for i := range out {
-			out[i] = lo + (float64(i)+0.5)/dashLevels*(hi-lo)
-		}
-		return out
-	}
-	var all []float64
-	for _, c := range z {
-		for _, v := range c {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
-				all = append(all, v)
-			}
-		}
-	}
-	if len(all) == 0 {
-		return nil
-	}
-	sort.Float64s(all)
-	return []float64{all[len(all)/4], all[len(all)/2], all[3*len(all)/4]}
 }
 
 // decimate keeps every stride-th value.

@@ -104,22 +104,32 @@ var assets = func() map[string]asset {
 //
 // Other paths get 404. HEAD and conditional requests are supported.
 func Handler() http.Handler {
+	return pageHandler(csp, func(path string) string {
+		if file, ok := strings.CutPrefix(path, AssetPrefix); ok && (file == "publish.js" || file == "publish.css") {
+			return file
+		}
+		if cam, ok := strings.CutPrefix(path, PagePrefix); ok && cam != "" && !strings.Contains(strings.TrimSuffix(cam, "/"), "/") {
+			return "publish.html"
+		}
+		return ""
+	})
+}
+
+// pageHandler serves the embedded file pick names for the request path
+// ("" is 404) under the content security policy, to GET and HEAD only.
+func pageHandler(policy string, pick func(path string) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		var name string
-		if file, ok := strings.CutPrefix(r.URL.Path, AssetPrefix); ok && (file == "publish.js" || file == "publish.css") {
-			name = file
-		} else if cam, ok := strings.CutPrefix(r.URL.Path, PagePrefix); ok && cam != "" && !strings.Contains(strings.TrimSuffix(cam, "/"), "/") {
-			name = "publish.html"
-		} else {
+		name := pick(r.URL.Path)
+		if name == "" {
 			http.NotFound(w, r)
 			return
 		}
-		serve(w, r, name, csp)
+		serve(w, r, name, policy)
 	})
 }
 
@@ -132,22 +142,14 @@ func Handler() http.Handler {
 //
 // Other paths get 404. HEAD and conditional requests are supported.
 func DashboardHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
+	return pageHandler(dashboardCSP, func(path string) string {
+		if file, ok := strings.CutPrefix(path, DashboardAssetPrefix); ok && (file == "dashboard.js" || file == "dashboard.css") {
+			return file
 		}
-		var name string
-		if file, ok := strings.CutPrefix(r.URL.Path, DashboardAssetPrefix); ok && (file == "dashboard.js" || file == "dashboard.css") {
-			name = file
-		} else if r.URL.Path == DashboardPath || r.URL.Path == DashboardPath+"/" {
-			name = "dashboard.html"
-		} else {
-			http.NotFound(w, r)
-			return
+		if path == DashboardPath || path == DashboardPath+"/" {
+			return "dashboard.html"
 		}
-		serve(w, r, name, dashboardCSP)
+		return ""
 	})
 }
 

@@ -42,43 +42,46 @@ type Window struct {
 // whether three distinct slopes meet at a level, few enough to read.
 const shownLevels = 3
 
-// FromResult collects a window's figure from its estimate and verdict.
-// Levels are the quartiles of U when coverage held, else of the pooled
-// latent's central half, where a failed certificate is easiest to read.
+// FromResult collects a window's figure from its estimate and verdict,
+// with its crossings at shownLevels levels (see Levels).
 func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
 	w := Window{Title: title, Dt: r.Dt, Latents: r.Latents, Covered: v.Coverage.Holds, Lo: v.Coverage.Lo, Hi: v.Coverage.Hi,
 		Verdict: string(v.Status), Gamma0: r.Gamma0, Gamma1: r.Gamma1}
 	if r.Trajectory != nil {
 		w.Fitted = r.Trajectory.Fitted
 	}
-	lo, hi := v.Coverage.Lo, v.Coverage.Hi
-	if !(hi > lo) {
-		lo, hi = quantile(r.Latents, 0.25), quantile(r.Latents, 0.75)
-	}
-	if !(hi > lo) {
-		return w
-	}
-	for i := range shownLevels {
-		u := lo + (hi-lo)*float64(i+1)/float64(shownLevels+1)
-		w.Levels = append(w.Levels, u)
+	w.Levels = Levels(r.Latents, v.Coverage, shownLevels)
+	for _, u := range w.Levels {
 		w.Crossings = append(w.Crossings, window.Crossings(r.Latents, r.Dt, u))
 	}
 	return w
 }
 
-// quantile is the q-quantile of all samples (NaN if there are none).
-func quantile(z [][]float64, q float64) float64 {
+// Levels picks n levels whose crossings show why a window was or was not
+// certified: centred in n equal bins of U when there is one, else the
+// quartiles of the pooled latent samples, where a failed certificate is
+// easiest to read. The dashboard uses it too, so both draw the same.
+func Levels(z [][]float64, cov window.Coverage, n int) []float64 {
+	if lo, hi := cov.Lo, cov.Hi; finite(lo) && finite(hi) && hi > lo {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = lo + (float64(i)+0.5)/float64(n)*(hi-lo)
+		}
+		return out
+	}
 	var all []float64
 	for _, c := range z {
 		for _, v := range c {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if finite(v) {
 				all = append(all, v)
 			}
 		}
 	}
 	if len(all) == 0 {
-		return math.NaN()
+		return nil
 	}
 	slices.Sort(all)
-	return all[int(q*float64(len(all)-1))]
+	return []float64{all[len(all)/4], all[len(all)/2], all[3*len(all)/4]}
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
