@@ -24,6 +24,11 @@ type Frame struct {
 	Wall time.Time
 	// W and H are the frame's size in pixels after preprocessing.
 	W, H int
+	// SrcW and SrcH are the decoded picture's size before the crop and the
+	// resize (0 when the source does not report it). A change between two
+	// frames is a resolution change mid-stream: the same latent no longer
+	// describes the same motion, so windows restart.
+	SrcW, SrcH int
 	// Pix holds the gray levels in [0,1], row-major, len W*H.
 	Pix []float64
 }

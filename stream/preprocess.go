@@ -128,13 +128,21 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	if p.Size > 0 && (w != p.Size || h != p.Size) {
 		pix, dw, dh = resizeArea(full, w, h, p.Size, p.Size), p.Size, p.Size
 	}
-	for i, v := range pix {
-		pix[i] = v / 255
-	}
+	toUnit(pix)
 	if p.Binarize {
 		binarize(pix, p.Threshold)
 	}
-	return Frame{W: dw, H: dh, Pix: pix}, nil
+	return Frame{W: dw, H: dh, SrcW: b.Dx(), SrcH: b.Dy(), Pix: pix}, nil
+}
+
+// toUnit maps gray levels 0..255 to [0, 1] in place. The resize's weights
+// are float32, as OpenCV's, and may sum to slightly more than 1: a white
+// area comes out at 255·(1+6e-8). Such values are clamped, so that every
+// level is in [0, 1] as Frame promises.
+func toUnit(pix []float64) {
+	for i, v := range pix {
+		pix[i] = min(max(v/255, 0), 1)
+	}
 }
 
 // binarize sets each value to 1 if it is above the threshold and to 0

@@ -70,12 +70,10 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	if len(data) != w*h {
 		return Frame{}, fmt.Errorf("got %d pixels for a %dx%d image: %w", len(data), w, h, ErrInvalidOption)
 	}
-	pix := make([]float64, len(data))
-	for i, v := range data {
-		pix[i] = v / 255
-	}
+	pix := append([]float64(nil), data...)
+	toUnit(pix)
 	if p.Binarize {
 		binarize(pix, p.Threshold)
 	}
-	return Frame{W: w, H: h, Pix: pix}, nil
+	return Frame{W: w, H: h, SrcW: src.Cols(), SrcH: src.Rows(), Pix: pix}, nil
 }

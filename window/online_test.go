@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,53 @@ func BenchmarkWarmWindow(b *testing.B) {
 			b.Fatal(err)
 		}
 		Certify(o.Result, Thresholds{})
+	}
+}
+
+// TestSlicerResolutionChange: a camera that switches resolution mid-stream
+// (same preprocessed size, other source size; or another preprocessed
+// size) restarts its windows, and no window mixes the two.
+func TestSlicerResolutionChange(t *testing.T) {
+	s, err := NewSlicer(SlicerOptions{Length: time.Second, Hop: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wins []*Window
+	var breaks []*Break
+	seq := 0
+	push := func(n, srcW, srcH, w, h int) {
+		for range n {
+			f := stream.Frame{Seq: seq, Time: time.Duration(seq) * 50 * time.Millisecond, W: w, H: h, SrcW: srcW, SrcH: srcH, Pix: make([]float64, w*h)}
+			win, b := s.Push(f)
+			if win != nil {
+				wins = append(wins, win)
+			}
+			if b != nil {
+				breaks = append(breaks, b)
+			}
+			seq++
+		}
+	}
+	push(31, 640, 480, 4, 4)
+	push(31, 1280, 720, 4, 4) // the crop and resize hide it; the source size shows it
+	push(31, 1280, 720, 2, 2)
+	if len(breaks) != 2 {
+		t.Fatalf("breaks = %+v, want two resolution changes", breaks)
+	}
+	for i, want := range []string{"640x480 (4x4) to 1280x720 (4x4)", "1280x720 (4x4) to 1280x720 (2x2)"} {
+		if !strings.Contains(breaks[i].Reason, "resolution changed from "+want) {
+			t.Errorf("break %d: %q, want the change %s", i, breaks[i].Reason, want)
+		}
+	}
+	if len(wins) != 3*2 {
+		t.Errorf("got %d windows, want 2 per resolution", len(wins))
+	}
+	for _, w := range wins {
+		f0 := w.Frames[0]
+		for _, f := range w.Frames {
+			if f.W != f0.W || f.H != f0.H || f.SrcW != f0.SrcW || f.SrcH != f0.SrcH {
+				t.Fatalf("window from frame %d mixes %dx%d and %dx%d sources", f0.Seq, f0.SrcW, f0.SrcH, f.SrcW, f.SrcH)
+			}
+		}
 	}
 }

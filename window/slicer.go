@@ -112,6 +112,8 @@ func (s *Slicer) Push(f stream.Frame) (*Window, *Break) {
 		step := f.Time - s.last.Time
 		nom := s.nominal()
 		switch {
+		case f.W != s.last.W || f.H != s.last.H || f.SrcW != s.last.SrcW || f.SrcH != s.last.SrcH:
+			brk = &Break{f.Seq, f.Time, fmt.Sprintf("resolution changed from %s to %s at frame %d", size(*s.last), size(f), f.Seq)}
 		case f.Seq != s.last.Seq+1:
 			brk = &Break{f.Seq, f.Time, fmt.Sprintf("%d frame(s) dropped before frame %d", f.Seq-s.last.Seq-1, f.Seq)}
 		case step <= 0:
@@ -174,4 +176,10 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// size describes a frame's source and preprocessed sizes, e.g.
+// "1280x720 (64x64)".
+func size(f stream.Frame) string {
+	return fmt.Sprintf("%dx%d (%dx%d)", f.SrcW, f.SrcH, f.W, f.H)
 }
