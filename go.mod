@@ -18,6 +18,7 @@ require (
 	github.com/pion/webrtc/v4 v4.2.20
 	github.com/prometheus/client_golang v1.23.2
 	gocv.io/x/gocv v0.32.0
+	golang.org/x/time v0.16.0
 	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/plot v0.15.2
 	gopkg.in/yaml.v3 v3.0.1
@@ -79,7 +80,6 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
-	golang.org/x/time v0.16.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect

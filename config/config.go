@@ -105,6 +105,15 @@ type HTTP struct {
 	// a certificate signed by one of these CAs: mutual TLS instead of, or as
 	// well as, the token.
 	ClientCAFile string `yaml:"client_ca_file"`
+	// RateLimit is how many requests a second each client may make on
+	// average (a token bucket per client IP address; IPv6 clients by their
+	// /64 prefix; X-Forwarded-For is not trusted). A client over it gets
+	// 429 Too Many Requests with Retry-After, before its token is checked.
+	// An open event stream counts once. 0 disables the limit.
+	RateLimit float64 `yaml:"rate_limit"`
+	// RateBurst is how many requests a client may make at once (the
+	// bucket's size): at least 1 while RateLimit is above 0.
+	RateBurst int `yaml:"rate_burst"`
 }
 
 // WebRTC restricts ICE, for whip and whep cameras.
@@ -432,7 +441,7 @@ func Default() *Config {
 	return &Config{
 		StateDir: "",
 		Log:      Log{Level: LevelInfo, Format: FormatAuto},
-		HTTP:     HTTP{Listen: "127.0.0.1:8090"},
+		HTTP:     HTTP{Listen: "127.0.0.1:8090", RateLimit: 20, RateBurst: 40},
 		WebRTC:   WebRTC{Interfaces: []string{}, Addresses: []string{}},
 		NATS: NATS{
 			URLs:          []string{},

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -269,5 +270,31 @@ func TestSourceKinds(t *testing.T) {
 				t.Errorf("kind %s uses unknown source key %q", k.kind, f)
 			}
 		}
+	}
+}
+
+// TestRateLimitOptions: the defaults, a file that sets both options, and
+// rate_limit 0 (disabled) accepting any burst ≥ 0.
+func TestRateLimitOptions(t *testing.T) {
+	if h := Default().HTTP; h.RateLimit != 20 || h.RateBurst != 40 {
+		t.Errorf("default rate_limit %v rate_burst %d, want 20 and 40", h.RateLimit, h.RateBurst)
+	}
+	cfg, errs := loadText(t, "http: {rate_limit: 0.5, rate_burst: 1}\n")
+	if errs != nil || cfg.HTTP.RateLimit != 0.5 || cfg.HTTP.RateBurst != 1 {
+		t.Errorf("rate_limit 0.5 rate_burst 1: %+v %v", cfg, errs)
+	}
+	for _, text := range []string{"http: {rate_limit: 0}\n", "http: {rate_limit: 0, rate_burst: 0}\n"} {
+		cfg, errs := loadText(t, text)
+		if errs != nil || cfg.HTTP.RateLimit != 0 {
+			t.Errorf("%q: %v", text, errs)
+		}
+	}
+	// A value that is not a finite number never reaches the daemon.
+	list := &errorList{source: "code"}
+	bad := Default()
+	bad.HTTP.RateLimit = math.NaN()
+	validate(bad, map[string]pos{}, list)
+	if len(list.errs) != 1 || !strings.Contains(list.errs[0].Error(), "http.rate_limit: is NaN") {
+		t.Errorf("NaN rate_limit: %v", list.errs)
 	}
 }

@@ -186,6 +186,34 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "negative rate limit",
+			text: "http: {rate_limit: -1, rate_burst: 0}\n",
+			want: []string{
+				`physd.yaml:1:20: http.rate_limit: is -1, want ≥ 0 requests a second per client (0 disables the limit)`,
+			},
+		},
+		{
+			name: "rate limit without a burst",
+			text: "http:\n  rate_limit: 2.5\n  rate_burst: 0\n",
+			want: []string{
+				`physd.yaml:3:15: http.rate_burst: is 0 but http.rate_limit is 2.5, want ≥ 1 (requests a client may make at once), or http.rate_limit: 0 to disable the limit`,
+			},
+		},
+		{
+			name: "negative burst with the limit off",
+			text: "http: {rate_limit: 0, rate_burst: -3}\n",
+			want: []string{
+				`physd.yaml:1:35: http.rate_burst: is -3, want ≥ 1 (requests a client may make at once)`,
+			},
+		},
+		{
+			name: "rate limit as a string",
+			text: "http: {rate_limit: fast}\n",
+			want: []string{
+				`physd.yaml:1:20: http.rate_limit: want a number, got "fast"`,
+			},
+		},
+		{
 			name: "window checks",
 			text: "" +
 				"windows: {length: 2s, hop: 3s, max_gap: 1}\n" +

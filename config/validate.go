@@ -148,6 +148,7 @@ func validate(c *Config, pos map[string]pos, errs *errorList) {
 			v.errorf("http.listen", "is %q, not a loopback address: set http.token, the bearer token operators present for /metrics, /readyz and the API, or http.client_ca_file for TLS client certificates", c.HTTP.Listen)
 		}
 	}
+	v.rateLimit(c.HTTP)
 	v.nats(c.NATS)
 	v.windows(c.Windows)
 	v.events(c.Events)
@@ -193,6 +194,20 @@ func (v *validator) hostPort(path, addr string) {
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
 		v.errorf(path, "is %q, want a port number 0…65535", addr)
+	}
+}
+
+// rateLimit checks http.rate_limit and http.rate_burst.
+func (v *validator) rateLimit(h HTTP) {
+	if !(h.RateLimit >= 0) {
+		v.errorf("http.rate_limit", "is %v, want ≥ 0 requests a second per client (0 disables the limit)", h.RateLimit)
+		return
+	}
+	switch {
+	case h.RateBurst < 0:
+		v.errorf("http.rate_burst", "is %d, want ≥ 1 (requests a client may make at once)", h.RateBurst)
+	case h.RateBurst < 1 && h.RateLimit > 0:
+		v.errorf("http.rate_burst", "is %d but http.rate_limit is %v, want ≥ 1 (requests a client may make at once), or http.rate_limit: 0 to disable the limit", h.RateBurst, h.RateLimit)
 	}
 }
 

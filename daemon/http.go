@@ -25,8 +25,13 @@ const (
 	// on a board; 30 fps resolves motion up to about 3.75 Hz (8 samples a
 	// period).
 	publishWidth, publishHeight, publishFPS = 640, 480, 30
-	// maxBody bounds request bodies (SDP offers and fragments).
+	// maxBody bounds request bodies (SDP offers and fragments) of every
+	// route; see limitBodies.
 	maxBody = 64 << 10
+	// maxHeader bounds the request line and headers (net/http answers 431
+	// Request Header Fields Too Large above it, give or take its 4 KiB of
+	// slack).
+	maxHeader = 16 << 10
 )
 
 // serveHTTP listens on addr and serves until ctx ends. The listener is
@@ -54,8 +59,13 @@ func (d *Daemon) serveHTTP(ctx context.Context, hc config.HTTP) (net.Addr, <-cha
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
-	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10}
+	h := limitBodies(d.routes())
+	if hc.RateLimit > 0 {
+		// First of all, so that a flood is refused before any token check.
+		h = newRateLimiter(hc.RateLimit, hc.RateBurst, d.log, d.metrics.rejected.WithLabelValues(rejectRateLimit)).handler(h)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeader}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -100,6 +110,26 @@ func (d *Daemon) routes() http.Handler {
 	mux.Handle("GET /metrics", d.operator(d.metrics.handler().ServeHTTP))
 	d.webRoutes(mux)
 	return mux
+}
+
+// limitBodies caps the body of every request at maxBody, whichever
+// handler reads it (readBody answers 413 when a body is over); a body
+// declared longer is refused with 413 before any handler runs.
+func limitBodies(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBody {
+			w.Header().Set("Connection", "close") // do not read what was refused
+			bodyTooLarge(w)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// bodyTooLarge writes 413 Content Too Large.
+func bodyTooLarge(w http.ResponseWriter) {
+	httpError(w, http.StatusRequestEntityTooLarge, "request body over %d bytes (%d KiB), the most physd accepts", maxBody, maxBody>>10)
 }
 
 // cors lets a publisher page served from another origin use WHIP: the

@@ -11,11 +11,21 @@ import (
 // metrics is physd's Prometheus registry. Counters and gauges are read
 // from the cameras and the NATS connection at scrape time, so /metrics,
 // the NATS status messages and /api agree by construction; only the
-// training-time histogram is observed as windows finish.
+// training-time histogram is observed as windows finish, and the HTTP
+// rejection counter as requests are refused.
 type metrics struct {
 	reg      *prometheus.Registry
 	training *prometheus.HistogramVec
+	// rejected counts HTTP requests refused before any handler ran, by
+	// reason (rejectRateLimit).
+	rejected *prometheus.CounterVec
 }
+
+// Reasons of physd_http_rejected_total.
+const (
+	// rejectRateLimit: the client was over http.rate_limit (429).
+	rejectRateLimit = "rate_limit"
+)
 
 func newMetrics(d *Daemon) *metrics {
 	m := &metrics{
@@ -26,8 +36,14 @@ func newMetrics(d *Daemon) *metrics {
 			// 5 ms (a warm window on a fast core) to 10 s (a cold start on a slow board).
 			Buckets: prometheus.ExponentialBucketsRange(0.005, 10, 12),
 		}, []string{"camera"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "physd_http_rejected_total",
+			Help: "HTTP requests refused before reaching a handler, by reason (rate_limit: the client was over http.rate_limit and got 429).",
+		}, []string{"reason"}),
 	}
-	m.reg.MustRegister(m.training, daemonCollector{d},
+	// Present from the start, so a rate() over it has a first sample.
+	m.rejected.WithLabelValues(rejectRateLimit)
+	m.reg.MustRegister(m.training, m.rejected, daemonCollector{d},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

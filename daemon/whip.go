@@ -53,11 +53,15 @@ func readBody(w http.ResponseWriter, r *http.Request, want string) ([]byte, bool
 		httpError(w, http.StatusUnsupportedMediaType, "Content-Type is %q, want %s", r.Header.Get("Content-Type"), want)
 		return nil, false
 	}
+	if r.ContentLength > maxBody {
+		bodyTooLarge(w)
+		return nil, false
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		httpError(w, http.StatusRequestEntityTooLarge, "body over %d bytes", maxBody)
+		bodyTooLarge(w)
 		return nil, false
 	case err != nil:
 		httpError(w, http.StatusBadRequest, "reading the body: %v", err)
