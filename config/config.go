@@ -373,6 +373,9 @@ const (
 	TransportUDP = "udp"
 )
 
+// DefaultReconnectMax is Source.ReconnectMax's default.
+const DefaultReconnectMax = 2 * time.Second
+
 // Source is where a camera's frames come from. Kind selects which of the
 // other fields apply.
 type Source struct {
@@ -393,6 +396,12 @@ type Source struct {
 	// and whep it is how long a session may send no video before it is
 	// closed and the camera reported offline.
 	Timeout time.Duration `yaml:"timeout"`
+	// ReconnectMax caps the pause between attempts to reopen a source that
+	// failed or stalled: the pause starts at 250 ms and doubles up to it
+	// (±20 % jitter, so cameras that fail together do not retry together).
+	// A short cap gets frames flowing soon after a camera or server
+	// returns; a retry costs one TCP connection attempt.
+	ReconnectMax time.Duration `yaml:"reconnect_max"`
 	// Device is a V4L2 device index ("0") or path ("/dev/video0") (v4l2).
 	Device string `yaml:"device"`
 	// Path is the video file (file).
@@ -477,10 +486,11 @@ func Default() *Config {
 func DefaultCamera() Camera {
 	return Camera{
 		Source: Source{
-			Kind:      KindSynthetic,
-			Transport: TransportTCP,
-			Timeout:   5 * time.Second,
-			Realtime:  true,
+			Kind:         KindSynthetic,
+			Transport:    TransportTCP,
+			Timeout:      5 * time.Second,
+			ReconnectMax: DefaultReconnectMax,
+			Realtime:     true,
 			Synthetic: Synthetic{
 				System:     sim.SystemPendulum,
 				Regime:     sim.RegimeUnderdamped,

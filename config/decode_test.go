@@ -186,6 +186,13 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "reconnect pause out of range",
+			text: "cameras:\n  - name: a\n    source: {kind: synthetic, reconnect_max: 10ms}\n",
+			want: []string{
+				`physd.yaml:3:46: cameras[0].source.reconnect_max: is 10ms, want between 100ms and 10m`,
+			},
+		},
+		{
 			name: "negative rate limit",
 			text: "http: {rate_limit: -1, rate_burst: 0}\n",
 			want: []string{

@@ -129,7 +129,10 @@ func orList(items []string) string {
 	for i, s := range items {
 		q[i] = strconv.Quote(s)
 	}
-	if len(q) == 1 {
+	switch len(q) {
+	case 0:
+		return "none"
+	case 1:
 		return q[0]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
@@ -441,6 +444,9 @@ func (v *validator) camera(p string, c Camera, global Windows) {
 func (v *validator) source(p string, c Camera) {
 	s := c.Source
 	v.positive(p+".timeout", s.Timeout)
+	if s.ReconnectMax < 100*time.Millisecond || s.ReconnectMax > 10*time.Minute {
+		v.errorf(p+".reconnect_max", "is %v, want between 100ms and 10m", s.ReconnectMax)
+	}
 	specs := sourceKinds()
 	i := slices.IndexFunc(specs, func(k kindSpec) bool { return k.kind == s.Kind })
 	if i < 0 {
@@ -460,7 +466,7 @@ func (v *validator) source(p string, c Camera) {
 	t := val.Type()
 	for f := range t.NumField() {
 		key := yamlKey(t.Field(f))
-		if key == "kind" || key == "timeout" || slices.Contains(spec.fields, key) {
+		if key == "kind" || key == "timeout" || key == "reconnect_max" || slices.Contains(spec.fields, key) {
 			continue
 		}
 		if !v.inFile(p+"."+key) || equalValues(val.Field(f), def.Field(f)) {

@@ -133,7 +133,11 @@ func (c *camera) ingest(ctx context.Context) {
 		cutter = window.NewEventCutter(window.EventOptions{Threshold: ev.MotionThreshold, Quiet: ev.Quiet, MaxLength: ev.MaxLength, MinFrames: estimator.MinFrames})
 	}
 	var kept []*window.Event
-	backoff := time.Second
+	const firstBackoff = 250 * time.Millisecond
+	backoff, maxBackoff := firstBackoff, c.cfg.Source.ReconnectMax
+	if maxBackoff <= 0 { // a Config built in code rather than loaded
+		maxBackoff = config.DefaultReconnectMax
+	}
 	for attempt := 0; ; attempt++ {
 		var err error
 		slicer, err = window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS})
@@ -158,7 +162,7 @@ func (c *camera) ingest(ctx context.Context) {
 				got = true
 				c.setState("online", "")
 				c.log.Info("camera online", "source", c.src.Name(), "width", f.W, "height", f.H)
-				backoff = time.Second
+				backoff = firstBackoff
 			}
 			c.frames.Add(1)
 			c.dash.setFrame(f)
@@ -211,7 +215,7 @@ func (c *camera) ingest(ctx context.Context) {
 			return
 		case <-time.After(jitter(backoff)):
 		}
-		backoff = min(2*backoff, 30*time.Second)
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 

@@ -51,13 +51,19 @@ type path struct {
 // a free even/odd UDP port pair is found, accepting the UDP transport
 // too). It stops when ctx is done or Close is called.
 func Start(ctx context.Context) (*Server, error) {
+	return Listen(ctx, "127.0.0.1:0")
+}
+
+// Listen is Start on a given TCP address, such as the address of a server
+// that was stopped, to restart it where its clients reconnect.
+func Listen(ctx context.Context, addr string) (*Server, error) {
 	s := &Server{paths: make(map[string]*path)}
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
 		rtpPort, ok := freeUDPPair()
 		s.srv = &gortsplib.Server{
 			Handler:     &handler{s},
-			RTSPAddress: "127.0.0.1:0",
+			RTSPAddress: addr,
 			Listen: func(network, address string) (net.Listener, error) {
 				l, err := net.Listen(network, address)
 				if err == nil {
