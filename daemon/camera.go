@@ -472,6 +472,9 @@ func (c *camera) baselinePath() string   { return filepath.Join(c.dir, "baseline
 // restore loads the encoder checkpoint; a corrupt one is set aside with a
 // warning and the camera starts clean.
 func (c *camera) restore(l *estimator.Learner) {
+	if tmp := removeTemps(c.dir); len(tmp) > 0 {
+		c.log.Warn("removed unfinished state writes from before a crash", "dir", c.dir, "files", tmp)
+	}
 	path := c.checkpointPath()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

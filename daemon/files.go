@@ -46,6 +46,20 @@ func writeAtomic(path string, write func(*os.File) error) (err error) {
 	return d.Sync()
 }
 
+// removeTemps removes the temporary files writeAtomic leaves in dir when
+// the process dies mid-write (the file they were to replace is intact) and
+// returns their names.
+func removeTemps(dir string) []string {
+	names, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	var removed []string
+	for _, n := range names {
+		if os.Remove(n) == nil {
+			removed = append(removed, filepath.Base(n))
+		}
+	}
+	return removed
+}
+
 // setAside renames a file that could not be used to path.corrupt-<time>,
 // keeping it for inspection, and returns the new name.
 func setAside(path string) (string, error) {
