@@ -91,7 +91,7 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 		}
 	}
 	if kept < 2 {
-		return 0, fmt.Errorf("spatial basis: the frames do not change (no motion)")
+		return 0, fmt.Errorf("spatial basis: the frames do not change, or only in overall brightness: %w", ErrNoMotion)
 	}
 	return e.fillPrincipal(x, n, kept, limit), nil
 }
