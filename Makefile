@@ -7,6 +7,12 @@
 #                systemd unit and cross-compile for linux/arm64
 #   make install / uninstall   the binary, the systemd unit and /etc/physd
 #   make bench   speed and memory figures (cold start to a certified estimate)
+#   make chaos   fault injection with real processes: nats-server killed 60 s
+#                twice and an RTSP server killed while four cameras stream,
+#                physd SIGKILLed mid-checkpoint 10 times; prints its figures
+#   make soak    physd with four cameras for SOAK (30m; SOAK=24h for a day):
+#                RSS and goroutines must stay flat; prints its figures
+#   make fuzz    every fuzz target for FUZZTIME each (5m)
 #   make paper   regenerate docs/paper-results.md (every table of Sec. 5 and the appendix)
 #                and draw each cell to out/paper-plots (PLOT_FORMAT=png for PNG)
 #   make lint    gofmt, go vet, staticcheck
@@ -28,7 +34,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit cross bench paper lint install uninstall clean
+.PHONY: all deps test-deps build run test verify-unit cross bench paper lint install uninstall clean chaos soak fuzz
 
 all: build
 
@@ -67,10 +73,38 @@ build: deps
 run: build
 	./$(BIN) run --state-dir out/state --for $(RUN_FOR)
 
+# test runs the chaos tests on their own after the rest (their pace
+# comparisons want the machine to themselves), in their short form, and
+# every fuzz target briefly.
 test: test-deps
 	$(GO) vet $(PKGS)
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /internal/chaos)
+	$(GO) test -count=1 -timeout 10m ./internal/chaos
+	$(MAKE) --no-print-directory fuzz FUZZTIME=8s FUZZMIN=1s
 	$(MAKE) --no-print-directory verify-unit cross
+
+# chaos: the long fault-injection run (see internal/chaos).
+CHAOS_ARGS ?= -chaos.outage 60s -chaos.outages 2 -chaos.rtsp-down 10s -chaos.kills 10
+chaos: deps
+	$(GO) test -count=1 -v -timeout 30m -run 'TestOutages|TestKillMidCheckpoint' ./internal/chaos -args $(CHAOS_ARGS)
+
+# soak: physd with four synthetic cameras for SOAK (see internal/soak).
+SOAK ?= 30m
+soak: deps
+	$(GO) test -count=1 -v -timeout 0 -run TestSoak ./internal/soak -args -soak.duration $(SOAK)
+
+# fuzz: every fuzz target (package:Target) for FUZZTIME each; a crasher
+# is written to the package's testdata/fuzz and fails the run.
+FUZZTIME ?= 5m
+FUZZMIN  ?= 10s
+FUZZ_TARGETS := ./config:FuzzParse ./daemon:FuzzWHIPRequest ./daemon:FuzzDecodeEstimate \
+	./daemon:FuzzEstimateRoundTrip ./daemon/outbox:FuzzDecodeRecord ./stream:FuzzVideoDecoder \
+	./stream:FuzzPreprocess ./estimator:FuzzFitWindow ./estimator/nn:FuzzLoadParams
+fuzz: deps
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$fn ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN) $$pkg || exit 1; \
+	done
 
 # verify-unit: systemd-analyze verify must print nothing (any warning fails),
 # with ExecStart pointed at the binary just built.
