@@ -105,6 +105,20 @@ func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.L
 	return b, nil
 }
 
+// nkeyOption authenticates with an nkey seed. The error never quotes the
+// seed.
+func nkeyOption(seed string) (nats.Option, error) {
+	kp, err := nkeys.FromSeed([]byte(seed))
+	if err != nil {
+		return nil, fmt.Errorf("nats: nkey_seed: not a valid seed")
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil, fmt.Errorf("nats: nkey_seed: %w", err)
+	}
+	return nats.Nkey(pub, kp.Sign), nil
+}
+
 func joinURLs(urls []string) string {
 	s := ""
 	for i, u := range urls {
@@ -188,15 +202,11 @@ func clientOptions(cfg config.NATS, log *slog.Logger, reconnected func()) ([]nat
 		opts = append(opts, nats.UserCredentials(cfg.CredentialsFile))
 	}
 	if seed := cfg.NKeySeed.Value(); seed != "" {
-		kp, err := nkeys.FromSeed([]byte(seed))
+		o, err := nkeyOption(seed)
 		if err != nil {
-			return nil, fmt.Errorf("nats: nkey_seed: not a valid seed")
+			return nil, err
 		}
-		pub, err := kp.PublicKey()
-		if err != nil {
-			return nil, fmt.Errorf("nats: nkey_seed: %w", err)
-		}
-		opts = append(opts, nats.Nkey(pub, kp.Sign))
+		opts = append(opts, o)
 	}
 	if tok := cfg.Token.Value(); tok != "" {
 		opts = append(opts, nats.Token(tok))
