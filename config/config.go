@@ -374,7 +374,7 @@ const (
 )
 
 // DefaultReconnectMax is Source.ReconnectMax's default.
-const DefaultReconnectMax = 2 * time.Second
+const DefaultReconnectMax = time.Second
 
 // Source is where a camera's frames come from. Kind selects which of the
 // other fields apply.

@@ -41,7 +41,7 @@ cameras:
   - {name: pend1, source: {kind: synthetic, synthetic: {seed: 1}}}
   - {name: pend2, source: {kind: synthetic, synthetic: {seed: 2, z0: 40}}}
   - {name: pend3, source: {kind: synthetic, synthetic: {seed: 3, z0: 30}}}
-  - {name: rtsp, source: {kind: rtsp, url: "rtsp://%s/cam", timeout: 2s}}
+  - {name: rtsp, source: {kind: rtsp, url: "rtsp://%s/cam"}}
 `, httpPort, natsPort, rtspAddr)
 }
 
