@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/physd/physd/internal/physdtest"
 )
 
 // natsServer runs a real nats-server with JetStream on a fixed loopback
@@ -31,16 +32,6 @@ func natsServer(t *testing.T, port int, store string) *server.Server {
 	return ns
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // TestNATSOutageLosesNoEstimate stops the NATS server physd publishes to
 // while the synthetic camera certifies at least four more windows, then
 // starts it again on the same port and store. The estimates of the
@@ -49,7 +40,7 @@ func freePort(t *testing.T) int {
 // stream exactly once (produced = received, duplicates 0, lost 0), in
 // window order.
 func TestNATSOutageLosesNoEstimate(t *testing.T) {
-	port, store := freePort(t), filepath.Join(t.TempDir(), "js")
+	port, store := physdtest.FreePort(t), filepath.Join(t.TempDir(), "js")
 	ns := natsServer(t, port, store)
 	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 	cfg := testConfig()

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/internal/physdtest"
 )
 
 // Test-only nkey seeds whose public keys are in docs/nats-permissions.conf.
@@ -30,7 +31,7 @@ func TestNATSLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := physdtest.FreePort(t)
 	opts.Host, opts.Port, opts.StoreDir, opts.NoSigs, opts.NoLog = "127.0.0.1", port, t.TempDir(), true, true
 	ns, err := server.NewServer(opts)
 	if err != nil {

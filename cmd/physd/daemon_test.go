@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/physd/physd/internal/physdtest"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a poller.
@@ -32,16 +33,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func waitText(t *testing.T, b *syncBuffer, text string, timeout time.Duration) {
 	t.Helper()
 	for end := time.Now().Add(timeout); !strings.Contains(b.String(), text); time.Sleep(100 * time.Millisecond) {
@@ -59,7 +50,7 @@ func TestRunWatchAndReload(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the daemon")
 	}
-	port := freePort(t)
+	port := physdtest.FreePort(t)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "physd.yaml")
 	base := fmt.Sprintf("http: {listen: \"127.0.0.1:0\"}\nnats: {embedded: {listen: \"127.0.0.1:%d\"}}\ncameras:\n  - name: one\n", port)
