@@ -2,32 +2,15 @@ package daemon
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/physd/physd/internal/physdtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for the daemon's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
 
 // TestLogLinesNameCameraAndWindow runs the daemon with the JSON handler
 // physd uses under systemd, at debug level, until a few windows are
@@ -35,7 +18,7 @@ func (s *syncBuffer) Bytes() []byte {
 // names it, and every line about a window names the camera and the
 // window's start and end.
 func TestLogLinesNameCameraAndWindow(t *testing.T) {
-	var buf syncBuffer
+	var buf physdtest.Log
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	d, err := New(testConfig(), Options{StateDir: t.TempDir(), Logger: log, ShutdownTimeout: 20 * time.Second})
 	if err != nil {
@@ -60,7 +43,7 @@ func TestLogLinesNameCameraAndWindow(t *testing.T) {
 		"diagnostic not published": true, "certified estimate not published": true, "structural-health alert": true,
 		"alert baseline established": true, "alert not published": true, "windows skipped: estimation is behind the stream": true}
 	seen := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(buf.String()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		var line map[string]any

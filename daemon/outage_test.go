@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/physd/physd/internal/physdtest"
 )
@@ -95,30 +94,15 @@ func TestNATSOutageLosesNoEstimate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
-	cons, err := js.OrderedConsumer(rctx, cfg.NATS.JetStream.Stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{Subject(cfg.NATS.SubjectPrefix, "*", KindEstimate)}})
+	msgs, err := physdtest.StreamMessages(rctx, nc, cfg.NATS.JetStream.Stream, Subject(cfg.NATS.SubjectPrefix, "*", KindEstimate))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for {
-		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			got = append(got, m.Headers().Get(nats.MsgIdHdr))
-			n++
-		}
-		if n == 0 {
-			break
-		}
+	for _, m := range msgs {
+		got = append(got, m.Headers().Get(nats.MsgIdHdr))
 	}
 	mu.Lock()
 	defer mu.Unlock()

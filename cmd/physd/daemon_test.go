@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,25 +14,7 @@ import (
 	"github.com/physd/physd/internal/physdtest"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func waitText(t *testing.T, b *syncBuffer, text string, timeout time.Duration) {
+func waitText(t *testing.T, b *physdtest.Log, text string, timeout time.Duration) {
 	t.Helper()
 	for end := time.Now().Add(timeout); !strings.Contains(b.String(), text); time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(end) {
@@ -59,7 +40,7 @@ func TestRunWatchAndReload(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb physdtest.Log
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"run", "--config", cfgPath, "--state-dir", filepath.Join(dir, "state")}, &out, &errb)

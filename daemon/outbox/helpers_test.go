@@ -10,31 +10,14 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/physd/physd/internal/physdtest"
 )
 
-// syncBuffer is a log sink that tests read while an Outbox may write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testLogger logs everything to a buffer the test can search.
-func testLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func testLogger() (*slog.Logger, *physdtest.Log) {
+	buf := &physdtest.Log{}
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 

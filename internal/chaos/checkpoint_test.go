@@ -92,13 +92,13 @@ func TestKillMidCheckpoint(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, time.Minute)
 		if _, ok := p.Log.Wait(wctx, "physd running", nil); !ok {
 			wcancel()
-			t.Fatalf("start %d: physd did not come up:\n%s", i+1, tail(p.Log.Text()))
+			t.Fatalf("start %d: physd did not come up:\n%s", i+1, tail(p.Log.String()))
 		}
 		if onDisk >= 0 {
 			r, ok := p.Log.Wait(wctx, "encoder restored", nil)
 			if !ok {
 				wcancel()
-				t.Fatalf("start %d: the encoder was not restored from its checkpoint (%d steps):\n%s", i+1, onDisk, tail(p.Log.Text()))
+				t.Fatalf("start %d: the encoder was not restored from its checkpoint (%d steps):\n%s", i+1, onDisk, tail(p.Log.String()))
 			}
 			if got := int64(r.Num("steps")); got != onDisk {
 				t.Errorf("start %d: restored an encoder trained %d steps, the checkpoint on disk holds %d", i+1, got, onDisk)
@@ -123,7 +123,7 @@ func TestKillMidCheckpoint(t *testing.T) {
 			}
 			if wctx.Err() != nil {
 				wcancel()
-				t.Fatalf("start %d: no checkpoint past %d steps within a minute:\n%s", i+1, onDisk, tail(p.Log.Text()))
+				t.Fatalf("start %d: no checkpoint past %d steps within a minute:\n%s", i+1, onDisk, tail(p.Log.String()))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -131,7 +131,7 @@ func TestKillMidCheckpoint(t *testing.T) {
 		for !killed {
 			if wctx.Err() != nil {
 				wcancel()
-				t.Fatalf("start %d: no checkpoint write seen within a minute:\n%s", i+1, tail(p.Log.Text()))
+				t.Fatalf("start %d: no checkpoint write seen within a minute:\n%s", i+1, tail(p.Log.String()))
 			}
 			if temps(camDir) > 0 {
 				p.Kill()

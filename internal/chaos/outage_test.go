@@ -48,13 +48,13 @@ func TestOutages(t *testing.T) {
 		t.Helper()
 		m, err := physdtest.Scrape(ctx, metricsURL)
 		if err != nil {
-			t.Fatalf("%v\nphysd log:\n%s", err, tail(p.Log.Text()))
+			t.Fatalf("%v\nphysd log:\n%s", err, tail(p.Log.String()))
 		}
 		return m
 	}
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf(format+"\nphysd log (tail; all of it in %s):\n%s", append(args, keepLog(t, "outages", p.Log), tail(p.Log.Text()))...)
+		t.Fatalf(format+"\nphysd log (tail; all of it in %s):\n%s", append(args, keepLog(t, "outages", p.Log), tail(p.Log.String()))...)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -156,7 +156,7 @@ func keepLog(t *testing.T, name string, l *physdtest.Log) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err.Error()
 	}
-	if err := os.WriteFile(path, []byte(l.Text()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(l.String()), 0o644); err != nil {
 		return err.Error()
 	}
 	abs, _ := filepath.Abs(path)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
@@ -63,13 +62,13 @@ func startRTSP(ctx context.Context, t *testing.T, addr, clip string) rtspChild {
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	if err := physdtest.WaitListening(wctx, addr); err != nil {
-		t.Fatalf("%v\n%s", err, p.Log.Text())
+		t.Fatalf("%v\n%s", err, p.Log.String())
 	}
 	stop := rtspserver.Publish(ctx, t, "rtsp://"+addr+"/cam", clip)
-	for !strings.Contains(p.Log.Text(), "published cam") {
+	for !strings.Contains(p.Log.String(), "published cam") {
 		select {
 		case <-wctx.Done():
-			t.Fatalf("the RTSP server never got the stream:\n%s", p.Log.Text())
+			t.Fatalf("the RTSP server never got the stream:\n%s", p.Log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -136,44 +135,20 @@ func received(ctx context.Context, t *testing.T, url string) map[string]int {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	msgs, err := physdtest.StreamMessages(ctx, nc, "PHYSD_ESTIMATES", "physd.*.estimate")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cons, err := js.OrderedConsumer(ctx, "PHYSD_ESTIMATES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"physd.*.estimate"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := int(info.NumPending)
 	out := map[string]int{}
-	for n := 0; n < want; {
-		batch, err := cons.Fetch(min(want-n, 500), jetstream.FetchMaxWait(5*time.Second))
+	for _, m := range msgs {
+		e, err := daemon.DecodeEstimate(m.Data())
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("estimate %s: %v", m.Subject(), err)
 		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			e, err := daemon.DecodeEstimate(m.Data())
-			if err != nil {
-				t.Fatalf("estimate %s: %v", m.Subject(), err)
-			}
-			if id := m.Headers().Get("Nats-Msg-Id"); id != daemon.MsgID(e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
-				t.Errorf("estimate for %s %v: Nats-Msg-Id %q is not its window's", e.Camera, e.WindowStart, id)
-			}
-			out[windowKey(e.Camera, e.WindowStart, e.WindowEnd)]++
+		if id := m.Headers().Get("Nats-Msg-Id"); id != daemon.MsgID(e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
+			t.Errorf("estimate for %s %v: Nats-Msg-Id %q is not its window's", e.Camera, e.WindowStart, id)
 		}
-		if batch.Error() != nil {
-			t.Fatal(batch.Error())
-		}
-		if got == 0 {
-			t.Fatalf("JetStream delivered %d of %d estimates, then nothing", n, want)
-		}
-		n += got
+		out[windowKey(e.Camera, e.WindowStart, e.WindowEnd)]++
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package physdtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -20,37 +21,43 @@ func (r Record) Str(key string) string { s, _ := r[key].(string); return s }
 // Num is a numeric attribute (0 if absent).
 func (r Record) Num(key string) float64 { f, _ := r[key].(float64); return f }
 
-// Log collects a process's output: every line as text, and the lines that
-// are JSON objects as Records. It is safe for concurrent use.
-type Log struct{ l lockedLines }
+// Log collects output: all of it as text, and the lines that are JSON
+// objects as Records. It is safe for concurrent use, so it serves as the
+// stdout and stderr of a process, or as the sink of a logger under test.
+type Log struct {
+	mu      sync.Mutex
+	all     strings.Builder
+	partial []byte // an unfinished last line
+	recs    []Record
+}
 
-// Write implements io.Writer for the process's stdout and stderr.
+// Write implements io.Writer.
 func (g *Log) Write(p []byte) (int, error) {
-	g.l.mu.Lock()
-	defer g.l.mu.Unlock()
-	g.l.buf = append(g.l.buf, p...)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.all.Write(p)
+	g.partial = append(g.partial, p...)
 	for {
-		i := strings.IndexByte(string(g.l.buf), '\n')
+		i := bytes.IndexByte(g.partial, '\n')
 		if i < 0 {
 			break
 		}
-		line := string(g.l.buf[:i])
-		g.l.buf = g.l.buf[i+1:]
-		g.l.text = append(g.l.text, line)
+		line := g.partial[:i]
 		var r Record
-		if strings.HasPrefix(line, "{") && json.Unmarshal([]byte(line), &r) == nil {
-			g.l.recs = append(g.l.recs, r)
+		if len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &r) == nil {
+			g.recs = append(g.recs, r)
 		}
+		g.partial = g.partial[i+1:]
 	}
 	return len(p), nil
 }
 
 // Records returns the JSON records with message msg ("" for all).
 func (g *Log) Records(msg string) []Record {
-	g.l.mu.Lock()
-	defer g.l.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var out []Record
-	for _, r := range g.l.recs {
+	for _, r := range g.recs {
 		if msg == "" || r.Msg() == msg {
 			out = append(out, r)
 		}
@@ -58,11 +65,11 @@ func (g *Log) Records(msg string) []Record {
 	return out
 }
 
-// Text returns the whole output so far.
-func (g *Log) Text() string {
-	g.l.mu.Lock()
-	defer g.l.mu.Unlock()
-	return strings.Join(g.l.text, "\n")
+// String returns everything written so far.
+func (g *Log) String() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.all.String()
 }
 
 // Wait waits until a record with message msg satisfies ok (nil accepts
@@ -80,12 +87,4 @@ func (g *Log) Wait(ctx context.Context, msg string, ok func(Record) bool) (Recor
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// lockedLines guards the log's lines.
-type lockedLines struct {
-	mu   sync.Mutex
-	buf  []byte
-	recs []Record
-	text []string
 }

@@ -156,7 +156,7 @@ func NATS(t testing.TB, bin string, port int, store string) *Process {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := WaitListening(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
-		t.Fatalf("nats-server: %v\n%s", err, p.Log.Text())
+		t.Fatalf("nats-server: %v\n%s", err, p.Log.String())
 	}
 	return p
 }

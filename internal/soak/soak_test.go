@@ -81,7 +81,7 @@ func TestSoak(t *testing.T) {
 			break
 		}
 		if time.Since(start) > 30*time.Second {
-			t.Fatalf("embedded NATS not reachable: %v\n%s", err, p.Log.Text())
+			t.Fatalf("embedded NATS not reachable: %v\n%s", err, p.Log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -106,7 +106,7 @@ func TestSoak(t *testing.T) {
 		case <-tick.C:
 		}
 		if p.Exited() {
-			t.Fatalf("physd exited during the soak:\n%s", p.Log.Text())
+			t.Fatalf("physd exited during the soak:\n%s", p.Log.String())
 		}
 		m, err := physdtest.Scrape(ctx, metrics)
 		if err != nil {
