@@ -129,7 +129,11 @@ static int physd_dec_new(physd_dec **out, int vp8, int64_t max_pixels) {
 // on it; after an SPS asking for frame reordering, every later picture
 // held back, IDRs included). A rebuilt H.264 decoder needs the SPS and PPS
 // again; the caller resends them (see sendH264).
-static int physd_dec_decode(physd_dec *d, const uint8_t *data, int size, int key) {
+//
+// pts travels with the packet; d->out->pts is the presentation time of the
+// picture returned, which differs from the packet's when the stream
+// reorders pictures (H.264 B-frames).
+static int physd_dec_decode(physd_dec *d, const uint8_t *data, int size, int key, int64_t pts) {
 	av_frame_unref(d->out);
 	int ret = 0;
 	if (!d->ctx || (key && !d->fresh)) ret = physd_dec_open(d);
@@ -141,6 +145,7 @@ static int physd_dec_decode(physd_dec *d, const uint8_t *data, int size, int key
 	ret = av_new_packet(d->pkt, size);
 	if (ret < 0) return ret;
 	memcpy(d->pkt->data, data, size);
+	d->pkt->pts = pts;
 	d->job_err = 0;
 	ret = avcodec_send_packet(d->ctx, d->pkt);
 	av_packet_unref(d->pkt);
@@ -221,6 +226,13 @@ type videoDecoder struct {
 	pending  []byte // parameter-set-only access units awaiting a slice
 	sps, pps []byte // the SPS and PPS NAL units last decoded without error
 	buf      []byte // scratch for assembling the packet
+	// keepAtKeys keeps the libavcodec decoder across key frames while the
+	// stream decodes without error (it is still rebuilt after an error).
+	// RTSP cameras may reorder pictures (H.264 B-frames): a rebuild at an
+	// IDR would drop the pictures held back for reordering. WebRTC tracks
+	// never reorder, so they rebuild at every key frame.
+	keepAtKeys bool
+	pts        int64 // the presentation time of the packet being sent
 }
 
 // newVideoDecoder returns a decoder for pion's MIME type
@@ -275,9 +287,34 @@ func newVideoDecoder(mime string) (*videoDecoder, error) {
 // A picture format other than 8-bit luma gives an error wrapping
 // ErrUnsupportedCodec.
 func (d *videoDecoder) decode(au []byte) (w, h int, luma []byte, err error) {
+	w, h, luma, _, err = d.decodeAt(au, 0)
+	return w, h, luma, err
+}
+
+// decodeAt is decode for an access unit presented at pts (any clock); it
+// also returns the presentation time of the picture, which is not au's
+// when the stream reorders pictures.
+func (d *videoDecoder) decodeAt(au []byte, pts int64) (w, h int, luma []byte, picPTS int64, err error) {
+	w, h, luma, err = d.decodeLuma(au, pts)
+	if err != nil || w == 0 {
+		return w, h, luma, 0, err
+	}
+	picPTS = int64(d.c.out.pts)
+	if picPTS == int64(C.AV_NOPTS_VALUE) {
+		picPTS = int64(d.c.out.best_effort_timestamp)
+	}
+	if picPTS == int64(C.AV_NOPTS_VALUE) {
+		picPTS = pts
+	}
+	return w, h, luma, picPTS, nil
+}
+
+// decodeLuma implements decodeAt, but for the picture's presentation time.
+func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, err error) {
 	if d == nil || d.c == nil {
 		return 0, 0, nil, fmt.Errorf("stream: decode: decoder is closed: %w", ErrInvalidOption)
 	}
+	d.pts = pts
 	if len(au) == 0 {
 		// An empty packet would put libavcodec into draining mode.
 		return d.corrupt("empty access unit")
@@ -338,17 +375,17 @@ func (d *videoDecoder) corrupt(why string) (w, h int, luma []byte, err error) {
 	return 0, 0, nil, fmt.Errorf("stream: %v decoder: %s: %w", d.codec, why, ErrCorruptFrame)
 }
 
-// send decodes one non-empty packet, key if it starts with a key frame
-// (the C decoder is then rebuilt first): 1 picture, 0 none, or a negative
-// AVERROR (the C decoder was then rebuilt).
+// send decodes one non-empty packet at d.pts, key if it starts with a key
+// frame (the C decoder is then rebuilt first, unless keepAtKeys): 1
+// picture, 0 none, or a negative AVERROR (the C decoder was then rebuilt).
 func (d *videoDecoder) send(pkt []byte, key bool) C.int {
 	var k C.int
-	if key {
+	if key && !d.keepAtKeys {
 		k = 1
 	}
 	// libavcodec copies pkt into its own padded packet before returning,
 	// so passing Go memory is fine.
-	return C.physd_dec_decode(d.c, (*C.uint8_t)(unsafe.Pointer(&pkt[0])), C.int(len(pkt)), k)
+	return C.physd_dec_decode(d.c, (*C.uint8_t)(unsafe.Pointer(&pkt[0])), C.int(len(pkt)), k, C.int64_t(d.pts))
 }
 
 // sendH264 decodes an H.264 access unit that has a slice, after the

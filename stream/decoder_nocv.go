@@ -6,7 +6,7 @@ import "fmt"
 
 // videoDecoder would decode a WebRTC track with libavcodec; this build has
 // no cgo video stack (tag nocv), so it cannot be created.
-type videoDecoder struct{}
+type videoDecoder struct{ keepAtKeys bool }
 
 // newVideoDecoder returns an error wrapping ErrUnsupportedCodec for a MIME
 // type other than VP8 or H.264, and otherwise one wrapping ErrNoOpenCV:
@@ -27,3 +27,8 @@ func (d *videoDecoder) decode([]byte) (w, h int, luma []byte, err error) {
 
 // close does nothing.
 func (d *videoDecoder) close() {}
+
+// decodeAt is never reached either; see decode.
+func (d *videoDecoder) decodeAt([]byte, int64) (w, h int, luma []byte, pts int64, err error) {
+	return 0, 0, nil, 0, fmt.Errorf("stream: video decoder: %w", ErrNoOpenCV)
+}

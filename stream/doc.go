@@ -18,7 +18,11 @@
 //     known (γ1, γ0), in real time or as fast as possible;
 //   - NewFileSource: a video file, paced by its presentation times or as
 //     fast as possible, optionally looping;
-//   - NewRTSPSource: an RTSP camera through OpenCV's FFmpeg backend;
+//   - NewRTSPSource: an RTSP camera; H.264 and VP8 over rtsp:// through
+//     a gortsplib client and the libavcodec decoder of the WebRTC sources
+//     (so corrupt frames are counted and resolution changes followed),
+//     anything else (H.265, MJPEG, rtsps://) through OpenCV's FFmpeg
+//     backend;
 //   - NewV4L2Source: a local camera through OpenCV's V4L2 backend.
 //
 // Every Frame carries Seq (increasing by 1 per decoded frame: a jump means
@@ -55,8 +59,13 @@
 //
 // # Live sources
 //
-// RTSP frame times are CAP_PROP_POS_MSEC too (from the RTP timestamps),
-// rebased to 0 at the first decoded frame; V4L2 frame times are the
+// RTSP frame times come from the RTP timestamps (90 kHz for H.264 and
+// VP8), carried through the decoder with each access unit so that a
+// stream with B-frames gets each picture's own time; streams read by
+// OpenCV use CAP_PROP_POS_MSEC, which FFmpeg derives from the same RTP
+// timestamps. Both are rebased to 0 at the first decoded frame. The
+// native client releases a frame when the next one begins (the jitter
+// buffer's rule), one frame interval of latency. V4L2 frame times are the
 // driver's buffer timestamps, rebased the same way. Wall is the arrival
 // time of the first frame, then Wall of the previous frame plus the step in
 // Time, clamped to the frame's arrival: it never lies in the future, and

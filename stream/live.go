@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,7 +42,8 @@ const (
 type RTSPOptions struct {
 	Preprocess
 	// Transport is TransportTCP (default, also for "") or TransportUDP.
-	// TCP leaves OpenCV's own setting, which asks FFmpeg to prefer
+	// The native client uses it as given. For streams read by OpenCV, TCP
+	// leaves OpenCV's own setting, which asks FFmpeg to prefer
 	// interleaved TCP; UDP must be set through the process-wide
 	// OPENCV_FFMPEG_CAPTURE_OPTIONS variable, which this package sets only
 	// for the duration of the open, under a lock (see the package
@@ -58,18 +60,32 @@ type RTSPOptions struct {
 	OpenTimeout time.Duration
 }
 
-// RTSPSource reads an RTSP camera through OpenCV's FFmpeg backend. Frame
-// times are presentation times (CAP_PROP_POS_MSEC, from the RTP
-// timestamps), rebased so that the first frame has Time 0, with the
-// repairs of the package documentation; Wall is the arrival time of the
-// first frame plus Time. There is no reconnection inside the source: when
+// RTSPSource reads an RTSP camera. H.264 and VP8 streams over rtsp:// are
+// received by a gortsplib client and decoded by libavcodec, as WebRTC
+// tracks are: an access unit that does not decode is skipped with the
+// frames that depend on it, counted in DecodeErrors, and marked by a jump
+// in Seq; pictures keep their size when the camera changes it mid-stream.
+// Other streams (H.265, MJPEG, rtsps://, whose self-signed certificates
+// OpenCV's FFmpeg accepts) are read through OpenCV's FFmpeg backend, which
+// conceals corrupt frames and keeps the first picture size. Frame times
+// are presentation times from the RTP timestamps, rebased so that the
+// first frame has Time 0; Wall is the arrival time of the first frame
+// plus Time. There is no reconnection inside the source: when
 // the stream stalls, ends or fails, Run returns, and the caller decides
 // whether to call Run again. It is immutable after construction.
 type RTSPSource struct {
 	url  string
 	name string
 	opt  RTSPOptions
+	// decodeErrs counts access units the native client's decoder
+	// rejected, over every Run.
+	decodeErrs atomic.Int64
 }
+
+// DecodeErrors returns how many access units were rejected as corrupt or
+// undecodable since the source was created (H.264 and VP8 streams over
+// rtsp://; OpenCV conceals the errors of other streams, which count 0).
+func (s *RTSPSource) DecodeErrors() int64 { return s.decodeErrs.Load() }
 
 // NewRTSPSource checks the URL (rtsp:// or rtsps:// with a host) and the
 // options; it does not connect. Errors name the URL without credentials
@@ -131,6 +147,18 @@ func (s *RTSPSource) wrap(err error) error { return fmt.Errorf("stream: %s: %w",
 // the stream ends (an error wrapping io.EOF). Errors name the source.
 func (s *RTSPSource) Run(ctx context.Context, emit func(Frame) error) error {
 	return s.run(ctx, emit)
+}
+
+// scrub removes the URL and its password from a message that may quote
+// them (OpenCV's exception messages).
+func (s *RTSPSource) scrub(msg string) string {
+	msg = strings.ReplaceAll(msg, s.url, s.name)
+	if u, err := url.Parse(s.url); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "REDACTED")
+		}
+	}
+	return msg
 }
 
 // V4L2Options configures a V4L2Source.

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"gocv.io/x/gocv"
@@ -159,8 +158,12 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 	send(liveItem{err: err})
 }
 
-// run implements RTSPSource.Run.
+// run implements RTSPSource.Run: H.264 and VP8 streams over rtsp:// go
+// through the native client, anything else through OpenCV.
 func (s *RTSPSource) run(ctx context.Context, emit func(Frame) error) error {
+	if err := s.runNative(ctx, emit); !errors.Is(err, errNotNative) {
+		return err
+	}
 	return runLive(ctx, liveSpec{
 		name:        s.name,
 		open:        s.open,
@@ -223,18 +226,6 @@ func (s *RTSPSource) open(ctx context.Context) (*capture, error) {
 		return nil, fmt.Errorf("the server is reachable but the stream cannot be opened (no such path, no publisher, unsupported codec or refused credentials; %s): %w", s.scrub(err.Error()), ErrUnavailable)
 	}
 	return c, nil
-}
-
-// scrub removes the URL and its password from a message that may quote
-// them (OpenCV's exception messages).
-func (s *RTSPSource) scrub(msg string) string {
-	msg = strings.ReplaceAll(msg, s.url, s.name)
-	if u, err := url.Parse(s.url); err == nil && u.User != nil {
-		if pw, ok := u.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "REDACTED")
-		}
-	}
-	return msg
 }
 
 // run implements V4L2Source.Run.

@@ -64,6 +64,13 @@ type trackReader struct {
 	// decodeErrs, when set, is the source's running total of decode
 	// errors, which outlives each session's reader.
 	decodeErrs *atomic.Int64
+	// params, when set, are H.264 parameter sets (Annex-B SPS and PPS)
+	// from the session description, for senders that send them only
+	// there (RTSP's sprop-parameter-sets).
+	params []byte
+	// keepAtKeys is videoDecoder.keepAtKeys: set for senders that may
+	// reorder pictures.
+	keepAtKeys bool
 
 	mu      sync.Mutex
 	stats   TrackStats
@@ -88,8 +95,12 @@ func (r *trackReader) Stats() TrackStats {
 	return r.stats
 }
 
-// pli asks the sender for a key frame, at most once per pliInterval.
+// pli asks the sender for a key frame, at most once per pliInterval. It
+// does nothing when the sender cannot be asked (sendPLI is nil).
 func (r *trackReader) pli() {
+	if r.sendPLI == nil {
+		return
+	}
 	r.mu.Lock()
 	now := r.now()
 	if now.Sub(r.lastPLI) < pliInterval {
@@ -120,7 +131,15 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 		return fmt.Errorf("%s: %w", r.name, err)
 	}
 	defer dec.close()
-	sb := samplebuilder.New(jitterPackets, depack, 90000, samplebuilder.WithMaxTimeDelay(jitterDelay))
+	dec.keepAtKeys = r.keepAtKeys
+	if len(r.params) > 0 {
+		// Parameter sets alone yield no picture; the decoder keeps them
+		// for the first key frame. Broken ones fail that key frame, which
+		// then decodes again with its own in-band parameter sets, if any.
+		_, _, _, _ = dec.decode(r.params)
+	}
+	checked := &checkedDepacketizer{Depacketizer: depack}
+	sb := samplebuilder.New(jitterPackets, checked, 90000, samplebuilder.WithMaxTimeDelay(jitterDelay))
 	stop := context.AfterFunc(ctx, func() { _ = setDeadline(time.Unix(1, 0)) })
 	defer stop()
 
@@ -132,6 +151,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 		haveTS   bool
 		unwrap   int64 // RTP timestamp relative to the first, unwrapped
 		lastTS   uint32
+		firstPTS int64 // unwrapped timestamp of the first picture
 		last     Frame
 		haveLast bool
 	)
@@ -158,9 +178,26 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 		}
 		sb.Push(pkt)
 		for s := sb.Pop(); s != nil; s = sb.Pop() {
+			if !haveTS {
+				lastTS, haveTS = s.PacketTimestamp, true
+			}
+			unwrap += int64(int32(s.PacketTimestamp - lastTS))
+			lastTS = s.PacketTimestamp
 			if s.PrevDroppedPackets > 0 {
 				needKey, lostRun = true, true
 				r.count(func(st *TrackStats) { st.Lost++ })
+			}
+			if checked.failed {
+				// A packet that does not depacketise: the frame is as
+				// corrupt as one the decoder rejects.
+				checked.failed = false
+				needKey, lostRun = true, true
+				r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
+				if r.decodeErrs != nil {
+					r.decodeErrs.Add(1)
+				}
+				r.pli()
+				continue
 			}
 			if needKey && !isKeyFrame(r.mime, s.Data) {
 				lostRun = true
@@ -168,7 +205,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				r.pli()
 				continue
 			}
-			w, h, luma, err := dec.decode(s.Data)
+			w, h, luma, pts, err := dec.decodeAt(s.Data, unwrap)
 			if err != nil {
 				needKey, lostRun = true, true
 				r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
@@ -182,11 +219,9 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if w == 0 {
 				continue
 			}
-			if !haveTS {
-				lastTS, haveTS = s.PacketTimestamp, true
+			if !haveLast {
+				firstPTS = pts
 			}
-			unwrap += int64(int32(s.PacketTimestamp - lastTS))
-			lastTS = s.PacketTimestamp
 			videoToFullRange(luma)
 			f, err := r.pre.ApplyGray(&image.Gray{Pix: luma, Stride: w, Rect: image.Rect(0, 0, w, h)})
 			if err != nil {
@@ -198,7 +233,9 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			}
 			f.Seq = seq
 			seq++
-			f.Time = time.Duration(unwrap) * time.Second / 90000
+			// The picture's own time: with reordering it is not the
+			// access unit's just sent.
+			f.Time = time.Duration(pts-firstPTS) * time.Second / 90000
 			now := time.Now()
 			f.Wall = now
 			if haveLast {
@@ -213,6 +250,26 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			}
 		}
 	}
+}
+
+// checkedDepacketizer turns a depacketiser's error into an empty payload
+// and a flag for the sample being built. pion's samplebuilder, given the
+// error, keeps the packet and reports no loss until the jitter delay
+// purges it, and the inter frames after it would then decode against a
+// stale reference.
+type checkedDepacketizer struct {
+	rtp.Depacketizer
+	failed bool
+}
+
+// Unmarshal implements rtp.Depacketizer.
+func (d *checkedDepacketizer) Unmarshal(packet []byte) ([]byte, error) {
+	b, err := d.Depacketizer.Unmarshal(packet)
+	if err != nil {
+		d.failed = true
+		return nil, nil
+	}
+	return b, nil
 }
 
 func (r *trackReader) count(f func(*TrackStats)) {
