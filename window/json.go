@@ -63,3 +63,67 @@ func finite(v reflect.Value) any {
 	}
 	return v.Interface()
 }
+
+// UnmarshalJSON reads what MarshalJSON writes: a null where a float is
+// expected becomes NaN (MarshalJSON's non-finite numbers), not the 0
+// that encoding/json would leave, so that a consumer cannot mistake a
+// missing coverage bound or residual for a measured zero.
+func (v *Verdict) UnmarshalJSON(data []byte) error {
+	type plain Verdict // no UnmarshalJSON: no recursion
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	var raw any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	restoreNaN(reflect.ValueOf(&p).Elem(), raw)
+	*v = Verdict(p)
+	return nil
+}
+
+// restoreNaN sets to NaN every float in v whose JSON value in raw (as
+// decoded into any) is an explicit null.
+func restoreNaN(v reflect.Value, raw any) {
+	switch v.Kind() {
+	case reflect.Float32, reflect.Float64:
+		if raw == nil {
+			v.SetFloat(math.NaN())
+		}
+	case reflect.Struct:
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if r, present := m[name]; present {
+				restoreNaN(v.Field(i), r)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		a, ok := raw.([]any)
+		if !ok {
+			return
+		}
+		for i := range min(v.Len(), len(a)) {
+			restoreNaN(v.Index(i), a[i])
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			restoreNaN(v.Elem(), raw)
+		}
+	}
+}
