@@ -123,6 +123,12 @@ func TestRTSPEndToEnd(t *testing.T) {
 	r := start(t, cfg, t.TempDir())
 	c := collect(t, r.d.NATSURL())
 	checkStream(t, c, 100*time.Second)
+	// H.264 over rtsp:// goes through physd's own decoder, which counts
+	// rejected frames: a clean stream has the series, at 0.
+	m := scrape(t, "http://"+r.d.HTTPAddr())
+	if v, ok := m[`physd_decode_errors_total{camera="cable"}`]; !ok || v != 0 {
+		t.Errorf("physd_decode_errors_total for cable = %v (present %v), want 0", v, ok)
+	}
 	// The camera stops sending: physd says so and keeps running.
 	stopPub()
 	waitFor(t, 30*time.Second, "the camera offline", func() bool {
