@@ -192,11 +192,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				// corrupt as one the decoder rejects.
 				checked.failed = false
 				needKey, lostRun = true, true
-				r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
-				if r.decodeErrs != nil {
-					r.decodeErrs.Add(1)
-				}
-				r.pli()
+				r.corrupt()
 				continue
 			}
 			if needKey && !isKeyFrame(r.mime, s.Data) {
@@ -208,11 +204,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			w, h, luma, pts, err := dec.decodeAt(s.Data, unwrap)
 			if err != nil {
 				needKey, lostRun = true, true
-				r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
-				if r.decodeErrs != nil {
-					r.decodeErrs.Add(1)
-				}
-				r.pli()
+				r.corrupt()
 				continue
 			}
 			needKey = false
@@ -270,6 +262,16 @@ func (d *checkedDepacketizer) Unmarshal(packet []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return b, nil
+}
+
+// corrupt counts a frame that did not decode (in the track's stats and
+// the source's total) and asks the sender for a key frame.
+func (r *trackReader) corrupt() {
+	r.count(func(st *TrackStats) { st.Lost++; st.DecodeErrors++ })
+	if r.decodeErrs != nil {
+		r.decodeErrs.Add(1)
+	}
+	r.pli()
 }
 
 func (r *trackReader) count(f func(*TrackStats)) {

@@ -32,12 +32,9 @@ func finite(v reflect.Value) any {
 			if !f.IsExported() {
 				continue
 			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
+			name, opts, ok := jsonName(f)
+			if !ok {
 				continue
-			}
-			if name == "" {
-				name = f.Name
 			}
 			fv := v.Field(i)
 			if strings.Contains(opts, "omitempty") && fv.IsZero() {
@@ -102,12 +99,9 @@ func restoreNaN(v reflect.Value, raw any) {
 			if !f.IsExported() {
 				continue
 			}
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
+			name, _, ok := jsonName(f)
+			if !ok {
 				continue
-			}
-			if name == "" {
-				name = f.Name
 			}
 			if r, present := m[name]; present {
 				restoreNaN(v.Field(i), r)
@@ -126,4 +120,17 @@ func restoreNaN(v reflect.Value, raw any) {
 			restoreNaN(v.Elem(), raw)
 		}
 	}
+}
+
+// jsonName is the key encoding/json uses for an exported field, and the
+// options of its tag; ok is false for a field tagged "-".
+func jsonName(f reflect.StructField) (name, opts string, ok bool) {
+	name, opts, _ = strings.Cut(f.Tag.Get("json"), ",")
+	if name == "-" {
+		return "", "", false
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, opts, true
 }
