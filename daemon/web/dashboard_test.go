@@ -5,9 +5,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,23 +52,7 @@ func TestDashboardFiles(t *testing.T) {
 	}
 }
 
-func TestDashboardScriptParses(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not installed: cannot syntax-check dashboard.js")
-	}
-	js, err := fs.ReadFile(web.FS, "dashboard.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "dashboard.js")
-	if err := os.WriteFile(path, js, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(node, "--check", path).CombinedOutput(); err != nil {
-		t.Fatalf("node --check dashboard.js: %v\n%s", err, out)
-	}
-}
+func TestDashboardScriptParses(t *testing.T) { checkScript(t, "dashboard.js") }
 
 func TestDashboardHandler(t *testing.T) {
 	mux := http.NewServeMux()

@@ -56,21 +56,25 @@ func TestHTMLReferencesLocalAssets(t *testing.T) {
 	}
 }
 
-func TestScriptParses(t *testing.T) {
+func TestScriptParses(t *testing.T) { checkScript(t, "publish.js") }
+
+// checkScript syntax-checks an embedded script with node --check.
+func checkScript(t *testing.T, name string) {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not installed: cannot syntax-check publish.js")
+		t.Skip("node not installed: cannot syntax-check " + name)
 	}
-	js, err := fs.ReadFile(web.FS, "publish.js")
+	js, err := fs.ReadFile(web.FS, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "publish.js")
+	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, js, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(node, "--check", path).CombinedOutput(); err != nil {
-		t.Fatalf("node --check publish.js: %v\n%s", err, out)
+		t.Fatalf("node --check %s: %v\n%s", name, err, out)
 	}
 }
 
