@@ -175,7 +175,7 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 // M the stacked stencil residual rows of the features (intercept projected
 // out), B the mean per-clip covariance of the features. feats[m] is clip m's
 // T_m×K feature matrix, row-major.
-func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]float64, error) {
+func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]float64, error) {
 	B := featureCovariance(feats, k)
 	wt, err := whitener(B)
 	if err != nil {
@@ -199,7 +199,7 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]
 	for iw := range nw {
 		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
 		for _, zeta := range []float64{0.05, 0.7, 1.5} {
-			u, score, g0 := refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, intercept, wt, tau)
+			u, score, g0 := refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, off, wt, tau)
 			if u != nil && score < best && g0 > 0 && math.Sqrt(g0) <= 1.5*wHi {
 				best, bestU = score, u
 			}
@@ -208,22 +208,22 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, intercept bool) ([]
 	if bestU == nil {
 		return nil, fmt.Errorf("closed form: no start converged")
 	}
-	return refineTrajectory(feats, k, dt, tau, intercept, wt, bestU), nil
+	return refineTrajectory(feats, k, dt, tau, off, wt, bestU), nil
 }
 
 // refineReadout alternates the eigenproblem for u and least squares for γ
 // from the stencil coefficients (g1, g0) until γ settles. It returns the
 // readout, its normalised residual and the final γ0 (nil u on failure).
-func refineReadout(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
+func refineReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
 	var u []float64
 	var score float64
 	for range 40 {
 		var err error
-		u, score, err = readoutFor(feats, k, dt, g1, g0, intercept, wt, tau)
+		u, score, err = readoutFor(feats, k, dt, g1, g0, off, wt, tau)
 		if err != nil {
 			return nil, 0, 0
 		}
-		fit, err := FitODE(latentsOf(feats, k, u), dt, intercept)
+		fit, err := FitODE(latentsOf(feats, k, u), dt, off)
 		if err != nil {
 			return nil, 0, 0
 		}
@@ -264,16 +264,16 @@ func featureCovariance(feats [][]float64, k int) *mat.SymDense {
 // coefficients (g1, g0) of a previous window: the warm path of online
 // learning, where the encoder's features carry over and only the readout
 // is re-projected onto the new window.
-func solveReadoutFrom(feats [][]float64, k int, dt, tau float64, intercept bool, g1, g0 float64) ([]float64, error) {
+func solveReadoutFrom(feats [][]float64, k int, dt, tau float64, off Offset, g1, g0 float64) ([]float64, error) {
 	wt, err := whitener(featureCovariance(feats, k))
 	if err != nil {
 		return nil, err
 	}
-	u, _, g0 := refineReadout(feats, k, dt, g1, g0, intercept, wt, tau)
+	u, _, g0 := refineReadout(feats, k, dt, g1, g0, off, wt, tau)
 	if u == nil || !(g0 > 0) {
 		return nil, fmt.Errorf("closed form: warm start did not converge")
 	}
-	return refineTrajectory(feats, k, dt, tau, intercept, wt, u), nil
+	return refineTrajectory(feats, k, dt, tau, off, wt, u), nil
 }
 
 // whitener returns the k×r matrix V_r Λ_r^{-1/2} of B's eigenvectors whose
@@ -317,11 +317,13 @@ const rankTol = 1e-9
 
 // readoutFor solves the generalised eigenproblem for fixed γ and returns u
 // scaled so that uᵀBu = τ², with the normalised residual uᵀAu/uᵀBu.
-func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, float64, error) {
+func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, error) {
 	cm, c0, cp := stencilWeights(g1, g0, dt)
 	var rows []float64
 	n := 0
+	var starts []int // first row of each clip
 	for _, f := range feats {
+		starts = append(starts, n)
 		t := len(f) / k
 		for i := 1; i+1 < t; i++ {
 			for a := range k {
@@ -330,22 +332,37 @@ func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt
 			n++
 		}
 	}
-	if intercept {
-		for a := range k {
-			var s float64
-			for i := range n {
-				s += rows[i*k+a]
-			}
-			s /= float64(n)
-			for i := range n {
-				rows[i*k+a] -= s
-			}
+	starts = append(starts, n)
+	switch off {
+	case SharedOffset:
+		centreRows(rows, k, 0, n)
+	case ClipOffsets:
+		for m := range feats {
+			centreRows(rows, k, starts[m], starts[m+1])
 		}
 	}
 	M := mat.NewDense(n, k, rows)
 	var A mat.SymDense
 	A.SymOuterK(1/float64(n), M.T())
 	return minReadout(&A, wt, tau)
+}
+
+// centreRows subtracts from rows lo…hi−1 of the n×k matrix rows their
+// column means: the least-squares offset projected out.
+func centreRows(rows []float64, k, lo, hi int) {
+	if hi <= lo {
+		return
+	}
+	for a := range k {
+		var s float64
+		for i := lo; i < hi; i++ {
+			s += rows[i*k+a]
+		}
+		s /= float64(hi - lo)
+		for i := lo; i < hi; i++ {
+			rows[i*k+a] -= s
+		}
+	}
 }
 
 // minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B
@@ -405,9 +422,9 @@ func MaxOmega(dt float64) float64 { return math.Pi / (4 * dt) }
 // woven from pixel detail can win — and the output error then weighs
 // pixel noise once instead of through that difference. If a step fails it
 // returns the last readout that worked.
-func refineTrajectory(feats [][]float64, k int, dt, tau float64, intercept bool, wt *mat.Dense, u []float64) []float64 {
+func refineTrajectory(feats [][]float64, k int, dt, tau float64, off Offset, wt *mat.Dense, u []float64) []float64 {
 	z := latentsOf(feats, k, u)
-	st, err := FitODE(z, dt, intercept)
+	st, err := FitODE(z, dt, off)
 	if err != nil {
 		return u
 	}
@@ -416,13 +433,13 @@ func refineTrajectory(feats [][]float64, k int, dt, tau float64, intercept bool,
 		return u
 	}
 	for range 30 {
-		fit, err := FitTrajectory(z, dt, g1, g0, intercept)
+		fit, err := FitTrajectory(z, dt, g1, g0, off)
 		if err != nil || !(fit.Gamma0 > 0) {
 			return u
 		}
 		d := math.Abs(fit.Gamma1-g1) + math.Abs(fit.Gamma0-g0)
 		g1, g0 = fit.Gamma1, fit.Gamma0
-		next, err := trajectoryReadout(feats, k, dt, g1, g0, intercept, wt, tau)
+		next, err := trajectoryReadout(feats, k, dt, g1, g0, off, wt, tau)
 		if err != nil {
 			return u
 		}
@@ -441,9 +458,9 @@ const cosineModes = 6
 
 // trajectoryReadout solves, for fixed continuous (γ1, γ0), the readout u
 // minimising ‖(I − P)Hu‖² / uᵀBu: P projects onto the exact solutions of
-// the ODE (each clip's free response and the shared offset), H stacks the
+// the ODE (each clip's free response and the offsets off asks for), H stacks the
 // features, B is their mean per-clip covariance; uᵀBu = τ².
-func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, intercept bool, wt *mat.Dense, tau float64) ([]float64, error) {
+func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, error) {
 	lens := make([]int, len(feats))
 	var rows []float64
 	for m, f := range feats {
@@ -451,7 +468,7 @@ func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, intercept b
 		rows = append(rows, f...)
 	}
 	H := mat.NewDense(len(rows)/k, k, rows)
-	X, err := trajectoryDesign(lens, g1, g0, dt, intercept)
+	X, err := trajectoryDesign(lens, g1, g0, dt, off)
 	if err != nil {
 		return nil, err
 	}

@@ -145,7 +145,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
 		}
 		if p.SolveGamma {
-			f, err := FitODE(lat, dt, p.Loss.Intercept)
+			f, err := FitODE(lat, dt, p.Loss.Offset)
 			if errors.Is(err, ErrNotFinite) {
 				return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
 			}
@@ -173,7 +173,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 			v := []float64{coef.Gamma1, coef.Gamma0, coef.G}
 			gAdam.step(v, []float64{dc.Gamma1, dc.Gamma0, dc.G})
 			coef = Coefficients{Gamma1: v[0], Gamma0: v[1], G: v[2]}
-			if !p.Loss.Intercept {
+			if p.Loss.Offset != SharedOffset {
 				coef.G = 0
 			}
 		}
@@ -191,7 +191,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("fit: final encode: %w", err)
 	}
 	lat := split(z)
-	f, err := FitODE(lat, dt, p.Loss.Intercept)
+	f, err := FitODE(lat, dt, p.Loss.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("fit: final latents: %w", err)
 	}
@@ -221,7 +221,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		// smooth in the state, that both fits share, and on the paper's
 		// cells it covered the truth within 2σ in only 54–68 % of fits.
 		// The stencil's HAC σ covered it in 94 % (γ0); it stays.
-		tf, err := FitTrajectory(lat, dt, g1, g0, p.Loss.Intercept)
+		tf, err := FitTrajectory(lat, dt, g1, g0, p.Loss.Offset)
 		if err == nil && tf.Gamma0 > 0 {
 			r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
 		}
@@ -281,7 +281,7 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 	for m := range clips {
 		feats[m] = compact(h[bounds[m]*e.K:bounds[m+1]*e.K], e.K, k)
 	}
-	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Intercept)
+	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Offset)
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func reprojectLowRank(e *LowRank, clips []Clip, h []float64, bounds []int, p Pre
 	for m := range clips {
 		feats[m] = h[bounds[m]*e.K : bounds[m+1]*e.K]
 	}
-	u, err := solveReadoutFrom(feats, e.K, clips[0].Dt, p.Loss.Tau, p.Loss.Intercept, g[0], g[1])
+	u, err := solveReadoutFrom(feats, e.K, clips[0].Dt, p.Loss.Tau, p.Loss.Offset, g[0], g[1])
 	if err != nil {
 		return err
 	}

@@ -25,9 +25,49 @@ type LossConfig struct {
 	Tau    float64 // variance-floor target standard deviation τ
 	Lambda float64 // weight λ_var of the regulariser
 	Eps    float64 // ε inside the square root, 1e-8 in the paper
-	// Intercept adds a shared constant g to the residual (App. "Constant
-	// term g"); without it the encoder's bias must learn the equilibrium.
-	Intercept bool
+	// Offset selects the residual's constant term (App. "Constant term
+	// g"); with NoOffset the encoder's bias must learn the equilibrium.
+	Offset Offset
+}
+
+// Offset selects the constant term of the residual
+// z” + γ1 z' + γ0 z + g: where the latent's equilibrium sits.
+type Offset int
+
+const (
+	// NoOffset fixes g = 0.
+	NoOffset Offset = iota
+	// SharedOffset fits one g for every clip: the clips are seen through
+	// one observation map (one camera), so they share one equilibrium.
+	SharedOffset
+	// ClipOffsets fits one g_m per clip: the clips' observation maps may
+	// differ by a constant, as when each clip is normalised on its own
+	// (the paper's intensity and scale sets) or recorded under another
+	// exposure. Certification then needs more (window.TestCoverage).
+	ClipOffsets
+)
+
+// String names the offset as flags and reports spell it.
+func (o Offset) String() string {
+	switch o {
+	case NoOffset:
+		return "none"
+	case SharedOffset:
+		return "shared"
+	case ClipOffsets:
+		return "per-clip"
+	}
+	return fmt.Sprintf("Offset(%d)", int(o))
+}
+
+// ParseOffset reads "none", "shared" or "per-clip".
+func ParseOffset(s string) (Offset, error) {
+	for _, o := range []Offset{NoOffset, SharedOffset, ClipOffsets} {
+		if s == o.String() {
+			return o, nil
+		}
+	}
+	return 0, fmt.Errorf("offset %q: want %q, %q or %q", s, NoOffset, SharedOffset, ClipOffsets)
 }
 
 // Validate reports a configuration the objective cannot use.
@@ -46,10 +86,14 @@ func (c LossConfig) Validate() error {
 	if !(c.Eps > 0) {
 		return fmt.Errorf("loss: eps %g: must be positive", c.Eps)
 	}
+	if c.Offset < NoOffset || c.Offset > ClipOffsets {
+		return fmt.Errorf("loss: %v: want %q, %q or %q", c.Offset, NoOffset, SharedOffset, ClipOffsets)
+	}
 	return nil
 }
 
-// Coefficients are the ODE parameters the objective is evaluated at.
+// Coefficients are the ODE parameters the objective is evaluated at; G is
+// the shared offset (SharedOffset only).
 type Coefficients struct{ Gamma1, Gamma0, G float64 }
 
 // Objective evaluates the multi-clip objective of Sec. 3 (Eq. loss-total-multi)
@@ -58,7 +102,8 @@ type Coefficients struct{ Gamma1, Gamma0, G float64 }
 //
 // with N = Σ_m (T_m − 1), and returns its gradient with respect to every
 // latent and to the coefficients (∂L/∂γ1, ∂L/∂γ0, ∂L/∂g). With one clip it
-// is Eq. loss-total.
+// is Eq. loss-total. With ClipOffsets each clip's g_m is profiled out (set
+// to its optimum, as the authors' multi-clip loss does) and c.G is unused.
 func Objective(z [][]float64, dt float64, c Coefficients, cfg LossConfig) (loss float64, dz [][]float64, dc Coefficients) {
 	n := 0
 	for _, zm := range z {
@@ -75,11 +120,23 @@ func Objective(z [][]float64, dt float64, c Coefficients, cfg LossConfig) (loss 
 	for m, zm := range z {
 		g := make([]float64, len(zm))
 		dz[m] = g
-		for k := 1; k+1 < len(zm); k++ {
-			r := cm*zm[k-1] + c0*zm[k] + cp*zm[k+1]
-			if cfg.Intercept {
-				r += c.G
+		var off float64
+		switch cfg.Offset {
+		case SharedOffset:
+			off = c.G
+		case ClipOffsets:
+			// The clip's own g at its optimum, minus the mean residual;
+			// by the envelope theorem it adds nothing to the gradient.
+			var s float64
+			for k := 1; k+1 < len(zm); k++ {
+				s += cm*zm[k-1] + c0*zm[k] + cp*zm[k+1]
 			}
+			if len(zm) >= 3 {
+				off = -s / float64(len(zm)-2)
+			}
+		}
+		for k := 1; k+1 < len(zm); k++ {
+			r := cm*zm[k-1] + c0*zm[k] + cp*zm[k+1] + off
 			loss += r * r * inv
 			w := 2 * r * inv
 			g[k-1] += w * cm
@@ -87,7 +144,7 @@ func Objective(z [][]float64, dt float64, c Coefficients, cfg LossConfig) (loss 
 			g[k+1] += w * cp
 			dc.Gamma1 += w * (zm[k+1] - zm[k-1]) / (2 * dt)
 			dc.Gamma0 += w * zm[k]
-			if cfg.Intercept {
+			if cfg.Offset == SharedOffset {
 				dc.G += w
 			}
 		}

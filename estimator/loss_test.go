@@ -17,10 +17,11 @@ func TestObjectiveGradients(t *testing.T) {
 	}
 	c := Coefficients{Gamma1: 0.4, Gamma0: 3.1, G: 0.2}
 	for _, cfg := range []LossConfig{
-		{Reg: VarFloor, Tau: 1, Lambda: 1, Eps: 1e-8, Intercept: true},
+		{Reg: VarFloor, Tau: 1, Lambda: 1, Eps: 1e-8, Offset: SharedOffset},
 		{Reg: VarFloor, Tau: 1, Lambda: 2, Eps: 1e-8},
-		{Reg: KL, Tau: 1, Lambda: 1, Eps: 1e-8, Intercept: true},
+		{Reg: KL, Tau: 1, Lambda: 1, Eps: 1e-8, Offset: SharedOffset},
 		{Reg: NoReg, Tau: 1, Lambda: 1, Eps: 1e-8},
+		{Reg: VarFloor, Tau: 1, Lambda: 1, Eps: 1e-8, Offset: ClipOffsets},
 	} {
 		_, dz, dc := Objective(z, dt, c, cfg)
 		const h = 1e-6
@@ -47,7 +48,7 @@ func TestObjectiveGradients(t *testing.T) {
 			*p = old
 			num := (lp - lm) / (2 * h)
 			got := []float64{dc.Gamma1, dc.Gamma0, dc.G}[i]
-			if !cfg.Intercept && i == 2 {
+			if cfg.Offset != SharedOffset && i == 2 {
 				num = 0
 			}
 			if d := math.Abs(num - got); d > 1e-6*math.Max(1, math.Abs(num)) {

@@ -28,7 +28,7 @@ func TestLowRankGradients(t *testing.T) {
 			frames[i][j] = rng.Float64()
 		}
 	}
-	cfg := LossConfig{Reg: VarFloor, Tau: 5, Lambda: 1, Eps: 1e-8, Intercept: true}
+	cfg := LossConfig{Reg: VarFloor, Tau: 5, Lambda: 1, Eps: 1e-8, Offset: SharedOffset}
 	c := Coefficients{Gamma1: 0.3, Gamma0: 2, G: 0.1}
 	lossOf := func() float64 {
 		z, err := e.Encode(frames)

@@ -16,12 +16,14 @@ var ErrDegenerate = errors.New("degenerate design")
 //
 //	r_k = z''_k + γ1 z'_k + γ0 z_k + g
 //
-// over the interior indices of every clip, with (γ1, γ0) shared and, when
-// requested, one shared intercept g (the latent's equilibrium offset, App.
-// "Constant term g"). Gamma1 and Gamma0 here are the stencil's coefficients
-// γ^Δ; Exact maps them to continuous time.
+// over the interior indices of every clip, with (γ1, γ0) shared and g the
+// latent's equilibrium offset (App. "Constant term g") as the Offset asks:
+// zero, one shared G, or one ClipG[m] per clip. Gamma1 and Gamma0 here are
+// the stencil's coefficients γ^Δ; Exact maps them to continuous time.
 type ODEFit struct {
 	Gamma1, Gamma0, G float64
+	// ClipG holds each clip's own offset g_m (ClipOffsets only, else nil).
+	ClipG []float64
 	// Cov is the heteroscedasticity-and-autocorrelation-consistent
 	// (Newey–West, Bartlett kernel) covariance of (γ1, γ0).
 	Cov [2][2]float64
@@ -34,6 +36,14 @@ type ODEFit struct {
 	Signal float64
 }
 
+// OffsetOf is clip m's constant g: G plus its own ClipG[m], if any.
+func (f *ODEFit) OffsetOf(m int) float64 {
+	if m < len(f.ClipG) {
+		return f.G + f.ClipG[m]
+	}
+	return f.G
+}
+
 // RelResidual is the fit quality: RMS residual over RMS acceleration.
 func (f *ODEFit) RelResidual() float64 {
 	if f.Signal <= 0 {
@@ -44,12 +54,15 @@ func (f *ODEFit) RelResidual() float64 {
 
 // FitODE solves for (γ1, γ0[, g]) by least squares: y = −z”, X = [z', z, 1].
 // The residual is linear in the coefficients, so this is the exact minimiser
-// of L_ODE for fixed latents (Thm. 4.6 calls it η̂).
-func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
+// of L_ODE for fixed latents (Thm. 4.6 calls it η̂). With ClipOffsets the
+// per-clip constants are partialled out (Frisch–Waugh–Lovell): each clip's
+// rows are centred on their own means and (γ1, γ0) solved from those.
+func FitODE(latents [][]float64, dt float64, off Offset) (*ODEFit, error) {
 	p := 2
-	if intercept {
+	if off == SharedOffset {
 		p = 3
 	}
+	perClip := off == ClipOffsets
 	if err := checkFinite(latents); err != nil {
 		return nil, fmt.Errorf("fit ODE: %w", err)
 	}
@@ -58,12 +71,24 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 	n := 0
 	d1s := make([][]float64, len(latents))
 	d2s := make([][]float64, len(latents))
+	means := make([][3]float64, len(latents)) // per clip: z', z, z''
 	for m, z := range latents {
 		d1, d2 := Stencil(z, dt)
 		d1s[m], d2s[m] = d1, d2
+		if perClip && len(d1) > 0 {
+			for i := range d1 {
+				means[m][0] += d1[i]
+				means[m][1] += z[i+1]
+				means[m][2] += d2[i]
+			}
+			for a := range 3 {
+				means[m][a] /= float64(len(d1))
+			}
+		}
+		mu := means[m]
 		for i := range d1 {
-			x := [3]float64{d1[i], z[i+1], 1}
-			y := -d2[i]
+			x := [3]float64{d1[i] - mu[0], z[i+1] - mu[1], 1}
+			y := -(d2[i] - mu[2])
 			for a := range p {
 				xty[a] += x[a] * y
 				for b := range p {
@@ -73,8 +98,12 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 			n++
 		}
 	}
-	if n < p+2 {
-		return nil, fmt.Errorf("fit ODE: %d interior samples for %d coefficients: %w", n, p, ErrDegenerate)
+	np := p // coefficients fitted, the partialled-out offsets included
+	if perClip {
+		np += len(latents)
+	}
+	if n < np+2 {
+		return nil, fmt.Errorf("fit ODE: %d interior samples for %d coefficients: %w", n, np, ErrDegenerate)
 	}
 	A := mat.NewDense(p, p, nil)
 	for a := range p {
@@ -100,8 +129,14 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 		}
 	}
 	f := &ODEFit{Gamma1: beta[0], Gamma0: beta[1], N: n, Resid: make([][]float64, len(latents))}
-	if intercept {
+	if off == SharedOffset {
 		f.G = beta[2]
+	}
+	if perClip {
+		f.ClipG = make([]float64, len(latents))
+		for m, mu := range means {
+			f.ClipG[m] = -(mu[2] + f.Gamma1*mu[0] + f.Gamma0*mu[1])
+		}
 	}
 	// Residuals, then the Newey–West meat over each clip.
 	lag := neweyWestLag(n)
@@ -110,11 +145,12 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 		d1, d2 := d1s[m], d2s[m]
 		r := make([]float64, len(d1))
 		x := make([]float64, 0, len(d1)*p)
+		g, mu := f.OffsetOf(m), means[m]
 		for i := range d1 {
-			r[i] = d2[i] + f.Gamma1*d1[i] + f.Gamma0*z[i+1] + f.G
+			r[i] = d2[i] + f.Gamma1*d1[i] + f.Gamma0*z[i+1] + g
 			f.RSS += r[i] * r[i]
 			f.Signal += d2[i] * d2[i]
-			x = append(x, d1[i], z[i+1])
+			x = append(x, d1[i]-mu[0], z[i+1]-mu[1])
 			if p == 3 {
 				x = append(x, 1)
 			}
@@ -124,7 +160,7 @@ func FitODE(latents [][]float64, dt float64, intercept bool) (*ODEFit, error) {
 	}
 	f.Signal /= float64(n)
 	// Sandwich (XᵀX)⁻¹ S (XᵀX)⁻¹, with a small-sample factor n/(n−p).
-	scale := float64(n) / float64(n-p)
+	scale := float64(n) / float64(n-np)
 	for a := range 2 {
 		for b := range 2 {
 			var v float64

@@ -75,7 +75,7 @@ const DefaultPreset = "edge"
 func presets() map[string]Preset {
 	floor := LossConfig{Reg: VarFloor, Tau: 1, Lambda: 1, Eps: 1e-8}
 	edgeLoss := floor
-	edgeLoss.Intercept = true
+	edgeLoss.Offset = SharedOffset
 	return map[string]Preset{
 		"edge": {
 			Name:        "edge",

@@ -71,7 +71,7 @@ func TestFitODEAndExactMap(t *testing.T) {
 		for k := range z {
 			z[k] += 0.7 // an equilibrium offset the intercept must absorb
 		}
-		f, err := FitODE([][]float64{z}, dt, true)
+		f, err := FitODE([][]float64{z}, dt, SharedOffset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,10 +107,10 @@ func TestExactUndampedClosedForm(t *testing.T) {
 }
 
 func TestFitODEDegenerate(t *testing.T) {
-	if _, err := FitODE([][]float64{{1, 1, 1, 1, 1, 1, 1, 1}}, 0.1, true); err == nil {
+	if _, err := FitODE([][]float64{{1, 1, 1, 1, 1, 1, 1, 1}}, 0.1, SharedOffset); err == nil {
 		t.Error("constant latent must be degenerate")
 	}
-	if _, err := FitODE([][]float64{{1, 2, 3}}, 0.1, true); err == nil {
+	if _, err := FitODE([][]float64{{1, 2, 3}}, 0.1, SharedOffset); err == nil {
 		t.Error("three samples must be too few")
 	}
 }
@@ -135,5 +135,46 @@ func TestDerivePhysics(t *testing.T) {
 	}
 	if p := Derive(1, -1, [2][2]float64{}); p.Regime != Unstable {
 		t.Errorf("γ0<0: %v", p.Regime)
+	}
+}
+
+// Three clips of one ODE, each seen through its own affine map (a scale
+// and an offset, as per-clip normalisation gives): ClipOffsets recovers γ
+// and every clip's own equilibrium exactly; one shared offset cannot.
+func TestFitODEClipOffsets(t *testing.T) {
+	dt := 0.05
+	g1, g0 := 4.0, 4.0
+	offsets := []float64{0.7, -2, 5}
+	var lat [][]float64
+	for m, v0 := range []float64{0, -20, 20} {
+		z := sampled(g1, g0, 1, v0, dt, 40)
+		for k := range z {
+			z[k] = (1+float64(m))*z[k] + offsets[m]
+		}
+		lat = append(lat, z)
+	}
+	f, err := FitODE(lat, dt, ClipOffsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1, e0, err := Exact(f.Gamma1, f.Gamma0, dt)
+	if err != nil || math.Abs(e1-g1) > 1e-6 || math.Abs(e0-g0) > 1e-6 {
+		t.Errorf("exact map gives (%.9g, %.9g, %v), want (%g, %g)", e1, e0, err, g1, g0)
+	}
+	for m, c := range offsets {
+		// The equilibrium is where the residual's constant balances γ0 z.
+		if eq := -f.OffsetOf(m) / f.Gamma0; math.Abs(eq-c) > 1e-6 {
+			t.Errorf("clip %d: equilibrium %g, want %g", m, eq, c)
+		}
+	}
+	if f.RelResidual() > 1e-6 {
+		t.Errorf("noise-free fit has relative residual %g", f.RelResidual())
+	}
+	shared, err := FitODE(lat, dt, SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shared.RelResidual() < 1e-3 {
+		t.Errorf("one shared offset fits clips with three equilibria to %g", shared.RelResidual())
 	}
 }

@@ -12,7 +12,8 @@ import (
 //
 //	ẑ_m(t_k) = c + e₁ᵀ e^{AΔt·k} x_m,   A = [[0, 1], [−γ0, −γ1]],
 //
-// with (γ1, γ0) and the offset c shared and one initial state x_m per clip,
+// with (γ1, γ0) and the offset c shared (or one c_m per clip, see Offset)
+// and one initial state x_m per clip,
 // chosen to minimise Σ (z − ẑ)². Unlike the stencil's equation error, whose
 // second difference multiplies pixel noise by 4/Δt², the output error
 // weighs noise once: on a latent with white noise σ the frequency error
@@ -21,8 +22,10 @@ import (
 // the radius near its extremes).
 type TrajectoryFit struct {
 	Gamma1, Gamma0 float64
-	// Offset is c, the latent's equilibrium level (0 without intercept).
+	// Offset is c, the latent's equilibrium level (SharedOffset; else 0).
 	Offset float64
+	// ClipOffsets holds each clip's own c_m (ClipOffsets; else nil).
+	ClipOffsets []float64
 	// X0 holds each clip's initial state (z, z') relative to the offset.
 	X0 [][2]float64
 	// Cov is the Newey–West sandwich covariance of (γ1, γ0).
@@ -57,9 +60,21 @@ func stateMap(g1, g0, dt float64) ([2][2]float64, error) {
 	return phi, nil
 }
 
-// trajectoryDesign fills X (N×q, q = 2M [+1]) with the free-response
-// columns e₁ᵀΦᵏ e_j of each clip and, with intercept, a constant column.
-func trajectoryDesign(lens []int, g1, g0, dt float64, intercept bool) (*mat.Dense, error) {
+// offsetColumns is how many constant columns the design carries for M clips.
+func offsetColumns(off Offset, clips int) int {
+	switch off {
+	case SharedOffset:
+		return 1
+	case ClipOffsets:
+		return clips
+	}
+	return 0
+}
+
+// trajectoryDesign fills X (N×q, q = 2M + offsetColumns) with the
+// free-response columns e₁ᵀΦᵏ e_j of each clip and the offsets' constant
+// columns: one shared, or one per clip (its indicator).
+func trajectoryDesign(lens []int, g1, g0, dt float64, off Offset) (*mat.Dense, error) {
 	phi, err := stateMap(g1, g0, dt)
 	if err != nil {
 		return nil, err
@@ -68,10 +83,7 @@ func trajectoryDesign(lens []int, g1, g0, dt float64, intercept bool) (*mat.Dens
 	for _, l := range lens {
 		n += l
 	}
-	q := 2 * len(lens)
-	if intercept {
-		q++
-	}
+	q := 2*len(lens) + offsetColumns(off, len(lens))
 	X := mat.NewDense(n, q, nil)
 	row := 0
 	for m, l := range lens {
@@ -80,8 +92,11 @@ func trajectoryDesign(lens []int, g1, g0, dt float64, intercept bool) (*mat.Dens
 		for range l {
 			X.Set(row, 2*m, r0)
 			X.Set(row, 2*m+1, r1)
-			if intercept {
+			switch off {
+			case SharedOffset:
 				X.Set(row, q-1, 1)
+			case ClipOffsets:
+				X.Set(row, 2*len(lens)+m, 1)
 			}
 			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
 			row++
@@ -91,8 +106,8 @@ func trajectoryDesign(lens []int, g1, g0, dt float64, intercept bool) (*mat.Dens
 }
 
 // projectedResidual returns z − X(γ)β̂(γ) for the least-squares β̂, and β̂.
-func projectedResidual(z []float64, lens []int, g1, g0, dt float64, intercept bool) ([]float64, []float64, error) {
-	X, err := trajectoryDesign(lens, g1, g0, dt, intercept)
+func projectedResidual(z []float64, lens []int, g1, g0, dt float64, off Offset) ([]float64, []float64, error) {
+	X, err := trajectoryDesign(lens, g1, g0, dt, off)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,7 +138,7 @@ func sumSq(r []float64) float64 {
 // Levenberg–Marquardt on (γ1, γ0), the initial states and offset being
 // solved exactly at every trial (variable projection), from the start
 // (g1, g0) — the stencil's estimate mapped by Exact.
-func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*TrajectoryFit, error) {
+func FitTrajectory(latents [][]float64, dt, g1, g0 float64, off Offset) (*TrajectoryFit, error) {
 	if err := checkFinite(latents); err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
@@ -133,15 +148,12 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*Tr
 		lens[m] = len(l)
 		z = append(z, l...)
 	}
-	q := 2 * len(lens)
-	if intercept {
-		q++
-	}
+	q := 2*len(lens) + offsetColumns(off, len(lens))
 	if len(z) < q+4 {
 		return nil, fmt.Errorf("fit trajectory: %d samples for %d parameters: %w", len(z), q+2, ErrDegenerate)
 	}
 	x := [2]float64{g1, g0}
-	r, _, err := projectedResidual(z, lens, x[0], x[1], dt, intercept)
+	r, _, err := projectedResidual(z, lens, x[0], x[1], dt, off)
 	if err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
@@ -154,8 +166,8 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*Tr
 			xp, xm := x, x
 			xp[j] += h
 			xm[j] -= h
-			rp, _, errP := projectedResidual(z, lens, xp[0], xp[1], dt, intercept)
-			rm, _, errM := projectedResidual(z, lens, xm[0], xm[1], dt, intercept)
+			rp, _, errP := projectedResidual(z, lens, xp[0], xp[1], dt, off)
+			rm, _, errM := projectedResidual(z, lens, xm[0], xm[1], dt, off)
 			if errP != nil || errM != nil {
 				return nil, fmt.Errorf("fit trajectory: Jacobian at (%g, %g): %w", x[0], x[1], ErrDegenerate)
 			}
@@ -181,7 +193,7 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*Tr
 			}
 			step := [2]float64{-(cc*ga - b*gb) / det, -(aa*gb - b*ga) / det}
 			nx := [2]float64{x[0] + step[0], x[1] + step[1]}
-			nr, _, err := projectedResidual(z, lens, nx[0], nx[1], dt, intercept)
+			nr, _, err := projectedResidual(z, lens, nx[0], nx[1], dt, off)
 			if err == nil {
 				if n := sumSq(nr); n < rss {
 					done := rss-n <= 1e-14*rss || math.Abs(step[0])+math.Abs(step[1]) <= 1e-12*(1+math.Abs(x[1]))
@@ -200,17 +212,17 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, intercept bool) (*Tr
 			break
 		}
 	}
-	return trajectoryResult(latents, z, lens, x, dt, intercept)
+	return trajectoryResult(latents, z, lens, x, dt, off)
 }
 
 // trajectoryResult assembles the fit at (γ1, γ0) = x with its sandwich
 // covariance over all parameters (γ, initial states, offset).
-func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64, dt float64, intercept bool) (*TrajectoryFit, error) {
-	r, beta, err := projectedResidual(z, lens, x[0], x[1], dt, intercept)
+func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64, dt float64, off Offset) (*TrajectoryFit, error) {
+	r, beta, err := projectedResidual(z, lens, x[0], x[1], dt, off)
 	if err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
-	X, err := trajectoryDesign(lens, x[0], x[1], dt, intercept)
+	X, err := trajectoryDesign(lens, x[0], x[1], dt, off)
 	if err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
@@ -224,8 +236,8 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 		xp, xm := x, x
 		xp[j] += h
 		xm[j] -= h
-		Xp, errP := trajectoryDesign(lens, xp[0], xp[1], dt, intercept)
-		Xm, errM := trajectoryDesign(lens, xm[0], xm[1], dt, intercept)
+		Xp, errP := trajectoryDesign(lens, xp[0], xp[1], dt, off)
+		Xm, errM := trajectoryDesign(lens, xm[0], xm[1], dt, off)
 		if errP != nil || errM != nil {
 			return nil, fmt.Errorf("fit trajectory: Jacobian: %w", ErrDegenerate)
 		}
@@ -264,8 +276,11 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 			f.Cov[a][b] = cov.At(a, b) * scale
 		}
 	}
-	if intercept {
+	switch off {
+	case SharedOffset:
 		f.Offset = beta[q-1]
+	case ClipOffsets:
+		f.ClipOffsets = append([]float64(nil), beta[2*len(lens):]...)
 	}
 	start = 0
 	for m, l := range lens {

@@ -41,7 +41,7 @@ func TestFitTrajectoryRecoversExactSolutions(t *testing.T) {
 				lat = append(lat, freeResponse(t, c.g1, c.g0, 0.05, x[0], x[1], 0.7, 60))
 			}
 			// Start 20 % off, as a stencil estimate on a noisy latent might be.
-			f, err := FitTrajectory(lat, 0.05, c.g1+0.2*math.Max(c.g1, 0.5), 1.2*c.g0, true)
+			f, err := FitTrajectory(lat, 0.05, c.g1+0.2*math.Max(c.g1, 0.5), 1.2*c.g0, SharedOffset)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,14 +73,14 @@ func TestFitTrajectorySigmaMatchesMonteCarlo(t *testing.T) {
 		for i, v := range clean {
 			z[i] = v + sigma*rng.NormFloat64()
 		}
-		f, err := FitTrajectory([][]float64{z}, 0.1, 0.08, 4.0016, true)
+		f, err := FitTrajectory([][]float64{z}, 0.1, 0.08, 4.0016, SharedOffset)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sum += f.Gamma0
 		sum2 += f.Gamma0 * f.Gamma0
 		pred += math.Sqrt(f.Cov[1][1]) / runs
-		st, err := FitODE([][]float64{z}, 0.1, true)
+		st, err := FitODE([][]float64{z}, 0.1, SharedOffset)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,8 +102,34 @@ func TestFitTrajectorySigmaMatchesMonteCarlo(t *testing.T) {
 	}
 }
 
+// Per-clip offsets: each clip has its own equilibrium, and the fit
+// recovers γ, the offsets and the initial states exactly.
+func TestFitTrajectoryClipOffsets(t *testing.T) {
+	offsets := []float64{0.7, -2, 5}
+	x0 := [][2]float64{{1, 0}, {1, -20}, {1, 20}}
+	var lat [][]float64
+	for m, x := range x0 {
+		lat = append(lat, freeResponse(t, 4, 4, 0.05, x[0], x[1], offsets[m], 60))
+	}
+	f, err := FitTrajectory(lat, 0.05, 4.8, 4.8, ClipOffsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.Gamma1-4) > 1e-7 || math.Abs(f.Gamma0-4) > 1e-7 || f.RelResidual() > 1e-7 {
+		t.Errorf("got (%.10f, %.10f), relative residual %g; want (4, 4), 0", f.Gamma1, f.Gamma0, f.RelResidual())
+	}
+	for m, c := range offsets {
+		if math.Abs(f.ClipOffsets[m]-c) > 1e-7 || math.Abs(f.X0[m][1]-x0[m][1]) > 1e-5 {
+			t.Errorf("clip %d: offset %g, initial state %v; want %g, %v", m, f.ClipOffsets[m], f.X0[m], c, x0[m])
+		}
+	}
+	if g, err := FitTrajectory(lat, 0.05, 4.8, 4.8, SharedOffset); err == nil && g.RelResidual() < 1e-3 {
+		t.Errorf("one shared offset fits three equilibria to %g", g.RelResidual())
+	}
+}
+
 func TestFitTrajectoryRejectsTooFewSamples(t *testing.T) {
-	if _, err := FitTrajectory([][]float64{{1, 2, 3, 4}}, 0.1, 1, 4, true); err == nil {
+	if _, err := FitTrajectory([][]float64{{1, 2, 3, 4}}, 0.1, 1, 4, SharedOffset); err == nil {
 		t.Error("4 samples for 5 parameters: want an error")
 	}
 }

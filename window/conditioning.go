@@ -8,7 +8,7 @@ import (
 
 // Conditioning reports the design-conditioning lemma (App. "Design
 // conditioning", Lem. lem:conditioning) for the design X_k = [z'_k, z_k],
-// pooled over clips, with z measured from the fitted equilibrium.
+// pooled over clips, with z measured from each clip's fitted equilibrium.
 //
 // G = (1/N) Σ X_kᵀX_k has λ_min(G) = ψ_min ≥ min{ρυ⋆, c₁τ²} − C_bd/L. Because
 // ψ_min carries the latent's units, the verdict uses the scale-normalised
@@ -31,16 +31,21 @@ type Conditioning struct {
 	Bound float64 `json:"bound"`
 }
 
-// Condition evaluates the lemma for latents z (per clip) about centre,
-// with the coverage result cov supplying ρ and υ⋆.
-func Condition(z [][]float64, dt, centre float64, cov Coverage) Conditioning {
+// Condition evaluates the lemma for latents z (per clip), clip m about
+// centres[m] (0 where centres is short), with the coverage result cov
+// supplying ρ and υ⋆.
+func Condition(z [][]float64, dt float64, centres []float64, cov Coverage) Conditioning {
 	var c Conditioning
 	n := 0
 	var bd float64
 	c1tau2 := math.Inf(1)
-	for _, zm := range z {
+	for m, zm := range z {
 		if len(zm) < 3 {
 			continue
+		}
+		var centre float64
+		if m < len(centres) {
+			centre = centres[m]
 		}
 		y := make([]float64, len(zm))
 		for i, v := range zm {

@@ -42,6 +42,12 @@ type Coverage struct {
 	NoiseZ   float64 `json:"noise_z"`
 	// Clips is how many trajectories cross some level of U.
 	Clips int `json:"clips"`
+	// ClipOffsets is set when each clip carries its own offset g_m; a
+	// level is then covered by within-clip slope pairs (see
+	// CoverageOptions.ClipOffsets), and MaxPairSums is the most distinct
+	// within-clip pair sums found at any level (need 2).
+	ClipOffsets bool `json:"clip_offsets,omitempty"`
+	MaxPairSums int  `json:"max_distinct_pair_sums,omitempty"`
 	// Rho is the fraction of interior samples with z_k ∈ U and UpsStar the
 	// mean of z'_k² over them: the lemma's ρ and υ⋆.
 	Rho     float64 `json:"rho"`
@@ -55,6 +61,19 @@ type CoverageOptions struct {
 	// Sigmas is how many standard deviations of the slope difference make
 	// two slopes distinct; default 3 (raised with the number of crossings).
 	Sigmas float64
+	// ClipOffsets tests latents fitted with one offset g_m per clip
+	// (estimator.ClipOffsets). Def. 4.1's argument then changes: if
+	// another latent φ(z) fits with (γ̃, g̃_m), every crossing (clip m,
+	// slope s) of a level u gives φ''(u)s² + (γ̃1 − γ1)φ'(u)s + C_m(u) = 0,
+	// with C_m(u) = φ'(u)(g_m − γ0 u) + γ̃0 φ(u) − g̃_m unknown per clip.
+	// Two crossings of one clip eliminate C_m: (s_i + s_j)φ'' + (γ̃1 −
+	// γ1)φ' = 0. Two such pairs with different sums s_i + s_j force φ'' =
+	// 0 and γ̃1 = γ1, on an interval of u that makes φ affine and γ̃0 = γ0.
+	// So a level is covered when its within-clip pairs of distinct slopes
+	// have at least two distinct sums; crossings of clips crossing once
+	// count for nothing. With one shared offset C_m is one unknown and
+	// the test is Def. 4.1's three distinct slopes.
+	ClipOffsets bool `json:"-"`
 }
 
 func (o CoverageOptions) withDefaults() CoverageOptions {
@@ -138,6 +157,41 @@ func distinct(c []Crossing, tol float64) int {
 	return n
 }
 
+// pairSums returns how many distinct sums s_i + s_j the pairs of
+// crossings of one clip with distinct slopes (further apart than tol)
+// have, capped at 2: all a level needs under per-clip offsets. Two sums
+// of pairs sharing a crossing differ by a slope difference, distinct
+// beyond tol; two of disjoint pairs carry twice the variance, √2·tol.
+func pairSums(c []Crossing, tol float64) int {
+	type pair struct {
+		i, j int
+		sum  float64
+	}
+	var ps []pair
+	for i := range c {
+		for j := i + 1; j < len(c); j++ {
+			if c[i].Clip == c[j].Clip && math.Abs(c[i].Slope-c[j].Slope) > tol {
+				ps = append(ps, pair{i, j, c[i].Slope + c[j].Slope})
+			}
+		}
+	}
+	if len(ps) == 0 {
+		return 0
+	}
+	for a := range ps {
+		for b := a + 1; b < len(ps); b++ {
+			t := math.Sqrt2 * tol
+			if ps[a].i == ps[b].i || ps[a].i == ps[b].j || ps[a].j == ps[b].i || ps[a].j == ps[b].j {
+				t = tol
+			}
+			if math.Abs(ps[a].sum-ps[b].sum) > t {
+				return 2
+			}
+		}
+	}
+	return 1
+}
+
 // SlopeTolerance is the distinctness tolerance for slopes estimated from a
 // latent with white noise of standard deviation noiseZ: a centred
 // difference has noise σ_v = σ_z/(√2 Δt), the difference of two slopes √2
@@ -176,7 +230,7 @@ func NoiseFromResidual(resid [][]float64, dt float64) float64 {
 // three or more), with latent noise noiseZ.
 func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Coverage {
 	opt = opt.withDefaults()
-	c := Coverage{Lo: math.NaN(), Hi: math.NaN(), MinWidth: opt.MinWidth, NoiseZ: noiseZ, Levels: opt.Levels}
+	c := Coverage{Lo: math.NaN(), Hi: math.NaN(), MinWidth: opt.MinWidth, NoiseZ: noiseZ, Levels: opt.Levels, ClipOffsets: opt.ClipOffsets}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, zm := range z {
 		for _, v := range zm {
@@ -204,7 +258,13 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 		}
 		d := distinct(cr, tol)
 		c.MaxDistinct = max(c.MaxDistinct, d)
-		if d >= 3 {
+		ok := d >= 3
+		if opt.ClipOffsets {
+			ps := pairSums(cr, tol)
+			c.MaxPairSums = max(c.MaxPairSums, ps)
+			ok = ps >= 2
+		}
+		if ok {
 			covered[i] = true
 			c.Covered++
 		}

@@ -98,7 +98,7 @@ func TestConditioningLemma(t *testing.T) {
 	u1, u0 := sim.GroundTruth(sim.RegimeUnderdamped)
 	z := [][]float64{traj(u1, u0, 50, 0, 2.5*math.Pi, 20)}
 	cov := TestCoverage(z, 0.05, 0, CoverageOptions{})
-	c := Condition(z, 0.05, 0, cov)
+	c := Condition(z, 0.05, nil, cov)
 	if c.PsiMin < 0.5 {
 		t.Errorf("underdamped 2.5π: normalised ψ_min %g", c.PsiMin)
 	}
@@ -112,8 +112,67 @@ func TestConditioningLemma(t *testing.T) {
 	}
 	o1, o0 := sim.GroundTruth(sim.RegimeOverdamped)
 	zo := [][]float64{traj(o1, o0, 50, 0, 3, 20)}
-	co := Condition(zo, 0.05, 0, TestCoverage(zo, 0.05, 0, CoverageOptions{}))
+	co := Condition(zo, 0.05, nil, TestCoverage(zo, 0.05, 0, CoverageOptions{}))
 	if co.PsiMin > c.PsiMin {
 		t.Errorf("overdamped single clip better conditioned (%g) than underdamped (%g)", co.PsiMin, c.PsiMin)
+	}
+}
+
+// normalised maps a trajectory affinely onto [0.2, 1], as the paper's
+// intensity generator does clip by clip.
+func normalised(z []float64) []float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range z {
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	out := make([]float64, len(z))
+	for i, v := range z {
+		out[i] = 0.2 + 0.8*(v-lo)/(hi-lo)
+	}
+	return out
+}
+
+// With one offset per clip a level needs two within-clip slope pairs of
+// different sums: crossings of clips that cross it once prove nothing.
+func TestCoverageClipOffsets(t *testing.T) {
+	const fps = 10
+	dt := 1.0 / fps
+	c1, c0 := sim.GroundTruth(sim.RegimeCritical)
+	o1, o0 := sim.GroundTruth(sim.RegimeOverdamped)
+	u1, u0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	perClip := func(g1, g0, z0, dur float64, v0s ...float64) [][]float64 {
+		var z [][]float64
+		for _, v0 := range v0s {
+			z = append(z, normalised(traj(g1, g0, z0, v0, dur, fps)))
+		}
+		return z
+	}
+	cases := []struct {
+		name           string
+		z              [][]float64
+		shared, holds  bool // Def. 4.1 with one offset; with per-clip offsets
+		minSums, maxPS int
+	}{
+		// The paper's intensity sets: each swinging clip crosses the middle
+		// levels twice, fast one way and slow back.
+		{"intensity critical (1; 0,-200,200)", perClip(c1, c0, 1, 2, 0, -200, 200), true, true, 2, 2},
+		{"intensity overdamped (0.4; 0,-200,200)", perClip(o1, o0, 0.4, 2.2, 0, -200, 200), true, true, 2, 2},
+		// Three decays crossing the upper levels once each: three distinct
+		// slopes there, but each from another clip, absorbed by that clip's
+		// offset (only the third clip's undershoot is crossed twice).
+		{"three critical decays, one crossing each", [][]float64{traj(c1, c0, 1, 0, 2, fps), traj(c1, c0, 1, -2, 2, fps), traj(c1, c0, 1, -4, 2, fps)}, true, false, 0, 1},
+		// One underdamped clip over two periods: three crossings of one clip.
+		{"underdamped single, 3π", [][]float64{traj(u1, u0, 50, 0, 3*math.Pi, fps)}, true, true, 2, 2},
+	}
+	for _, c := range cases {
+		sh := TestCoverage(c.z, dt, 0, CoverageOptions{})
+		pc := TestCoverage(c.z, dt, 0, CoverageOptions{ClipOffsets: true})
+		if sh.Holds != c.shared {
+			t.Errorf("%s: one offset: coverage %v, want %v (%d distinct slopes, width %.3f)", c.name, sh.Holds, c.shared, sh.MaxDistinct, sh.Width)
+		}
+		if pc.Holds != c.holds || !pc.ClipOffsets || pc.MaxPairSums < c.minSums || pc.MaxPairSums > c.maxPS {
+			t.Errorf("%s: per-clip offsets: coverage %v, want %v (%d distinct pair sums, want %d…%d; width %.3f)",
+				c.name, pc.Holds, c.holds, pc.MaxPairSums, c.minSums, c.maxPS, pc.Width)
+		}
 	}
 }

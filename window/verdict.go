@@ -101,12 +101,16 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		return v
 	}
 	noise := NoiseFromResidual(r.Stencil.Resid, r.Dt)
-	v.Coverage = TestCoverage(r.Latents, r.Dt, noise, th.Coverage)
-	centre := 0.0
+	copt := th.Coverage
+	copt.ClipOffsets = r.Stencil.ClipG != nil
+	v.Coverage = TestCoverage(r.Latents, r.Dt, noise, copt)
+	centres := make([]float64, len(r.Latents))
 	if r.Stencil.Gamma0 != 0 {
-		centre = -r.Stencil.G / r.Stencil.Gamma0
+		for m := range centres {
+			centres[m] = -r.Stencil.OffsetOf(m) / r.Stencil.Gamma0
+		}
 	}
-	v.Conditioning = Condition(r.Latents, r.Dt, centre, v.Coverage)
+	v.Conditioning = Condition(r.Latents, r.Dt, centres, v.Coverage)
 	v.RelResidual = r.Stencil.RelResidual()
 	v.ResidualLag1 = lag1(r.Stencil.Resid)
 	v.TrajectoryResidual = math.NaN()
@@ -118,7 +122,10 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	var reasons []string
 	if !v.Coverage.Holds {
 		reasons = append(reasons, fmt.Sprintf("no level-set slope coverage: at most %d distinct slopes at any level (need 3)", v.Coverage.MaxDistinct))
-		if v.Coverage.MaxDistinct >= 3 {
+		if v.Coverage.ClipOffsets {
+			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage with per-clip offsets: at most %d distinct sums of within-clip slope pairs at any level (need 2)", v.Coverage.MaxPairSums)
+		}
+		if v.Coverage.Covered > 0 {
 			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
 		}
 	}

@@ -25,6 +25,11 @@ type cell struct {
 	// undamped clips, which get their own verdict.
 	ident    bool
 	undamped bool
+	// perClip renders each clip through its own observation map, its z
+	// normalised over that clip alone, as the authors' intensity and scale
+	// generators do, and fits one offset per clip (their loss with
+	// intercept): the clips' maps differ by an affine change.
+	perClip bool
 	// preset tweaks
 	loss estimator.Regularizer
 	tau  float64
@@ -138,8 +143,10 @@ func cells() []cell {
 					cs = append(cs, single(table, n.sys, reg, z0, 0, n.T[ri], fmt.Sprintf("%s (%g,0) %.3gs", reg, z0, n.T[ri]), pv[0], pv[1], true))
 					continue
 				}
-				cs = append(cs, triple(table, n.sys, reg, []float64{z0, z0, z0}, []float64{0, -200, 200}, n.T[ri],
-					fmt.Sprintf("%s (%g; 0,-200,200) %.3gs", reg, z0, n.T[ri]), pv[0], pv[1], true))
+				c := triple(table, n.sys, reg, []float64{z0, z0, z0}, []float64{0, -200, 200}, n.T[ri],
+					fmt.Sprintf("%s (%g; 0,-200,200) %.3gs", reg, z0, n.T[ri]), pv[0], pv[1], true)
+				c.perClip = true
+				cs = append(cs, c)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"image"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -138,13 +139,16 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 		scenes[m] = sim.Scene{System: c.system, Gamma1: g1, Gamma0: g0, Z0: c.z0[m], V0: c.v0[m], Duration: c.dur,
 			FPS: sim.DefaultFPS(c.system), Size: sim.DefaultSize, Seed: int64(seed), Nuisance: c.nuis}
 	}
-	frames, _, err := sim.RenderSet(ctx, scenes)
+	frames, err := render(ctx, scenes, c.perClip)
 	if err != nil {
 		return outcome{err: err}
 	}
 	p, err := estimator.LookupPreset(estimator.DefaultPreset)
 	if err != nil {
 		return outcome{err: err}
+	}
+	if c.perClip {
+		p.Loss.Offset = estimator.ClipOffsets
 	}
 	if c.loss != "" && c.loss != estimator.VarFloor {
 		// The closed form solves the variance-floor problem; the other
@@ -181,6 +185,24 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 		}
 	}
 	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status}
+}
+
+// render draws the scenes through one shared observation map or, with
+// perClip, each through its own.
+func render(ctx context.Context, scenes []sim.Scene, perClip bool) ([][]*image.Gray, error) {
+	if !perClip {
+		frames, _, err := sim.RenderSet(ctx, scenes)
+		return frames, err
+	}
+	var frames [][]*image.Gray
+	for _, s := range scenes {
+		fs, _, err := sim.Render(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		frames = append(frames, fs)
+	}
+	return frames, nil
 }
 
 // slug turns a cell's name into a file name: letters, digits and dashes.
