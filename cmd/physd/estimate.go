@@ -23,10 +23,12 @@ type estimateReport struct {
 	Videos []videoReport `json:"videos"`
 	Preset string        `json:"preset"`
 	Seed   uint64        `json:"seed"`
-	Gamma0 float64       `json:"gamma0"`
-	Gamma1 float64       `json:"gamma1"`
-	Sigma0 float64       `json:"gamma0_sigma"`
-	Sigma1 float64       `json:"gamma1_sigma"`
+	// Offsets is the offset model fitted: none, shared or per-clip.
+	Offsets string  `json:"offsets"`
+	Gamma0  float64 `json:"gamma0"`
+	Gamma1  float64 `json:"gamma1"`
+	Sigma0  float64 `json:"gamma0_sigma"`
+	Sigma1  float64 `json:"gamma1_sigma"`
 	estimator.Physics
 	Verdict     window.Status  `json:"verdict"`
 	Certified   bool           `json:"certified"`
@@ -56,6 +58,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	size := fs.Int("size", 0, "resize frames to SIZE×SIZE (default: the preset's)")
 	preset := fs.String("preset", estimator.DefaultPreset, fmt.Sprintf("training recipe: %v", estimator.PresetNames()))
 	steps := fs.Int("steps", -1, "training steps (default: the preset's)")
+	offsets := fs.String("offsets", "", "the latent's equilibrium offset: shared (one for all videos: one camera, fixed exposure), per-clip (one per video: videos normalised or exposed each on its own; certification then needs each video to cross levels twice) or none (default: the preset's)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	asJSON := fs.Bool("json", false, "write one JSON object")
 	plotPath := fs.String("plot", "", "also draw the window's latent, fitted ODE solution, covered levels and crossings to `FILE` (.png or .svg)")
@@ -84,6 +87,12 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	if *steps >= 0 {
 		p.Steps = *steps
 	}
+	if *offsets != "" {
+		if p.Loss.Offset, err = estimator.ParseOffset(*offsets); err != nil {
+			return 0, fmt.Errorf("estimate: %w: --offsets: %w", errUsage, err)
+		}
+	}
+	rep := estimateReport{Preset: p.Name, Seed: *seed, Offsets: p.Loss.Offset.String()}
 	if math.IsNaN(*fps) || *fps < 0 || math.IsInf(*fps, 0) {
 		return 0, fmt.Errorf("estimate: %w: --fps %g must be a positive rate", errUsage, *fps)
 	}
@@ -102,7 +111,6 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 	}
 
-	rep := estimateReport{Preset: p.Name, Seed: *seed}
 	var clips []estimator.Clip
 	for _, path := range paths {
 		frames, tm, err := stream.ReadFile(ctx, path, stream.FileOptions{
@@ -214,7 +222,7 @@ func printSummary(w io.Writer, r estimateReport) {
 	for _, why := range r.Reasons {
 		fmt.Fprintf(w, "          - %s\n", why)
 	}
-	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s\n", r.ElapsedMS, r.Steps, r.Preset)
+	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s, offsets %s\n", r.ElapsedMS, r.Steps, r.Preset, r.Offsets)
 	if r.Plot != "" {
 		fmt.Fprintf(w, "plot      %s\n", r.Plot)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"image"
 	"io"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	nuis := fs.String("nuisance", "", "stress-test nuisance KIND:LEVEL, KIND one of background, clutter, jitter, brightness, LEVEL 1–3")
 	y4m := fs.Bool("y4m", false, "write YUV4MPEG2 (.y4m) instead of H.264 mp4")
 	crf := fs.Int("crf", 0, "H.264 quality: 0 lossless, else libx264 CRF (e.g. 12, 23) to test lossy cameras")
+	perClip := fs.Bool("per-clip", false, "with several --v0, normalise each clip's z over that clip alone (the paper's intensity and scale sets) instead of one map for all; fit them with estimate --offsets per-clip")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd sim [flags] OUT.mp4 [OUT2.mp4 …]")
 		fs.PrintDefaults()
@@ -80,8 +82,16 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Errorf("sim: %w: %w", errUsage, err)
 		}
 	}
-	frames, _, err := sim.RenderSet(ctx, scenes)
-	if err != nil {
+	var frames [][]*image.Gray
+	if *perClip {
+		for _, s := range scenes {
+			fs, _, err := sim.Render(ctx, s)
+			if err != nil {
+				return fmt.Errorf("sim: %w", err)
+			}
+			frames = append(frames, fs)
+		}
+	} else if frames, _, err = sim.RenderSet(ctx, scenes); err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	for i, out := range outs {
