@@ -68,6 +68,22 @@ func Render(ctx context.Context, s Scene) (frames []*image.Gray, z []float64, er
 	return fs[0], zs[0], nil
 }
 
+// RenderEach renders each scene through its own observation map, as
+// Render does: for the intensity and scale systems each clip's z is
+// normalised over that clip alone, as the authors' generators do for the
+// paper's three-clip sets. Errors name the scene's index.
+func RenderEach(ctx context.Context, scenes []Scene) ([][]*image.Gray, error) {
+	frames := make([][]*image.Gray, len(scenes))
+	for i, s := range scenes {
+		fs, _, err := Render(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("scenes[%d]: %w", i, err)
+		}
+		frames[i] = fs
+	}
+	return frames, nil
+}
+
 // RenderSet renders several clips that share one observation map, as in the
 // paper's multi-trajectory experiments. All scenes must have the same
 // System and the same Size (after defaults). For the intensity and scale

@@ -335,6 +335,32 @@ func TestRenderSetJointNormalisation(t *testing.T) {
 	}
 }
 
+// RenderEach is Render clip by clip: each clip over its own range, and an
+// invalid scene named by its index.
+func TestRenderEach(t *testing.T) {
+	ctx := context.Background()
+	a := Scene{System: SystemScale, Gamma1: 4, Gamma0: 4, Z0: 3, V0: 0, Duration: 1, Seed: 1}
+	b := a
+	b.V0 = 200
+	fs, err := RenderEach(ctx, []Scene{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []Scene{a, b} {
+		want, _ := mustRender(t, s)
+		for k := range want {
+			if !bytes.Equal(fs[i][k].Pix, want[k].Pix) {
+				t.Fatalf("clip %d frame %d differs from Render's", i, k)
+			}
+		}
+	}
+	bad := b
+	bad.FPS = -1
+	if _, err := RenderEach(ctx, []Scene{a, bad}); err == nil || !strings.Contains(err.Error(), "scenes[1]") {
+		t.Errorf("invalid second scene: %v, want an error naming scenes[1]", err)
+	}
+}
+
 func TestRenderSetErrors(t *testing.T) {
 	ctx := context.Background()
 	good := pendulumScene()

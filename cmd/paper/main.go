@@ -190,19 +190,11 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 // render draws the scenes through one shared observation map or, with
 // perClip, each through its own.
 func render(ctx context.Context, scenes []sim.Scene, perClip bool) ([][]*image.Gray, error) {
-	if !perClip {
-		frames, _, err := sim.RenderSet(ctx, scenes)
-		return frames, err
+	if perClip {
+		return sim.RenderEach(ctx, scenes)
 	}
-	var frames [][]*image.Gray
-	for _, s := range scenes {
-		fs, _, err := sim.Render(ctx, s)
-		if err != nil {
-			return nil, err
-		}
-		frames = append(frames, fs)
-	}
-	return frames, nil
+	frames, _, err := sim.RenderSet(ctx, scenes)
+	return frames, err
 }
 
 // slug turns a cell's name into a file name: letters, digits and dashes.

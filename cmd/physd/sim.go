@@ -84,14 +84,11 @@ func cmdSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var frames [][]*image.Gray
 	if *perClip {
-		for _, s := range scenes {
-			fs, _, err := sim.Render(ctx, s)
-			if err != nil {
-				return fmt.Errorf("sim: %w", err)
-			}
-			frames = append(frames, fs)
-		}
-	} else if frames, _, err = sim.RenderSet(ctx, scenes); err != nil {
+		frames, err = sim.RenderEach(ctx, scenes)
+	} else {
+		frames, _, err = sim.RenderSet(ctx, scenes)
+	}
+	if err != nil {
 		return fmt.Errorf("sim: %w", err)
 	}
 	for i, out := range outs {
