@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -61,11 +60,7 @@ func TestDashboardHandler(t *testing.T) {
 	mux.Handle("GET "+web.PagePrefix, web.Handler())
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	for _, tc := range []struct {
-		method, path string
-		status       int
-		ctype, body  string
-	}{
+	for _, tc := range []request{
 		{"GET", "/dashboard", 200, "text/html; charset=utf-8", "<!doctype html>"},
 		{"GET", "/dashboard/", 200, "text/html; charset=utf-8", "<!doctype html>"},
 		{"HEAD", "/dashboard", 200, "text/html; charset=utf-8", ""},
@@ -77,25 +72,9 @@ func TestDashboardHandler(t *testing.T) {
 		{"GET", "/publish/assets/dashboard.js", 404, "", ""},
 		{"GET", "/publish/assets/publish.js", 200, "text/javascript; charset=utf-8", `"use strict"`},
 	} {
-		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != tc.status {
-			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, res.StatusCode, tc.status)
+		res := checkRequest(t, srv.URL, tc)
+		if res == nil {
 			continue
-		}
-		if tc.status != 200 {
-			continue
-		}
-		if got := res.Header.Get("Content-Type"); got != tc.ctype {
-			t.Errorf("%s %s: Content-Type %q, want %q", tc.method, tc.path, got, tc.ctype)
-		}
-		if !strings.Contains(string(body), tc.body) {
-			t.Errorf("%s %s: body lacks %q", tc.method, tc.path, tc.body)
 		}
 		if strings.HasPrefix(tc.path, "/dashboard") && strings.HasPrefix(tc.ctype, "text/html") {
 			p := res.Header.Get("Content-Security-Policy")

@@ -81,11 +81,7 @@ func checkScript(t *testing.T, name string) {
 func TestHandler(t *testing.T) {
 	srv := httptest.NewServer(web.Handler())
 	defer srv.Close()
-	for _, tc := range []struct {
-		method, path string
-		status       int
-		ctype, body  string
-	}{
+	for _, tc := range []request{
 		{"GET", "/publish/pendulum", 200, "text/html; charset=utf-8", "<!doctype html>"},
 		{"GET", "/publish/pendulum/", 200, "text/html; charset=utf-8", "<!doctype html>"},
 		{"GET", "/publish/assets", 200, "text/html; charset=utf-8", "<!doctype html>"}, // a camera named "assets"
@@ -99,28 +95,9 @@ func TestHandler(t *testing.T) {
 		{"GET", "/elsewhere", 404, "", ""},
 		{"POST", "/publish/pendulum", 405, "", ""},
 	} {
-		req, err := http.NewRequest(tc.method, srv.URL+tc.path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if res.StatusCode != tc.status {
-			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, res.StatusCode, tc.status)
+		res := checkRequest(t, srv.URL, tc)
+		if res == nil {
 			continue
-		}
-		if tc.status != 200 {
-			continue
-		}
-		if got := res.Header.Get("Content-Type"); got != tc.ctype {
-			t.Errorf("%s %s: Content-Type %q, want %q", tc.method, tc.path, got, tc.ctype)
-		}
-		if !strings.Contains(string(body), tc.body) {
-			t.Errorf("%s %s: body lacks %q", tc.method, tc.path, tc.body)
 		}
 		if strings.HasSuffix(tc.ctype, "html; charset=utf-8") && !strings.Contains(res.Header.Get("Content-Security-Policy"), "default-src 'none'") {
 			t.Errorf("%s %s: no restrictive Content-Security-Policy", tc.method, tc.path)
@@ -143,4 +120,43 @@ func TestHandler(t *testing.T) {
 	if res.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match %s: status %d, want 304", req.Header.Get("If-None-Match"), res.StatusCode)
 	}
+}
+
+// request is one row of a handler's table test: a request and the
+// response expected (Content-Type and a body fragment checked on 200 only).
+type request struct {
+	method, path string
+	status       int
+	ctype, body  string
+}
+
+// checkRequest sends tc to the server at base and reports a wrong status,
+// Content-Type or body. It returns the response (body closed) when it was
+// a 200 worth checking further, else nil.
+func checkRequest(t *testing.T, base string, tc request) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(tc.method, base+tc.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != tc.status {
+		t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, res.StatusCode, tc.status)
+		return nil
+	}
+	if tc.status != http.StatusOK {
+		return nil
+	}
+	if got := res.Header.Get("Content-Type"); got != tc.ctype {
+		t.Errorf("%s %s: Content-Type %q, want %q", tc.method, tc.path, got, tc.ctype)
+	}
+	if !strings.Contains(string(body), tc.body) {
+		t.Errorf("%s %s: body lacks %q", tc.method, tc.path, tc.body)
+	}
+	return res
 }
