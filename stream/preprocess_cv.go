@@ -25,18 +25,8 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	if err := p.CheckFrame(src.Cols(), src.Rows()); err != nil {
 		return Frame{}, err
 	}
-	var (
-		code    gocv.ColorConversionCode
-		convert = true
-	)
-	switch src.Type() {
-	case gocv.MatTypeCV8UC1:
-		convert = false
-	case gocv.MatTypeCV8UC3:
-		code = gocv.ColorBGRToGray
-	case gocv.MatTypeCV8UC4:
-		code = gocv.ColorBGRAToGray
-	default:
+	code, convert, ok := grayConversion(src.Type())
+	if !ok {
 		return Frame{}, fmt.Errorf("image type %v: want 8-bit gray, BGR or BGRA: %w", src.Type(), ErrInvalidOption)
 	}
 
@@ -76,4 +66,19 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 		binarize(pix, p.Threshold)
 	}
 	return Frame{W: w, H: h, SrcW: src.Cols(), SrcH: src.Rows(), Pix: pix}, nil
+}
+
+// grayConversion returns the conversion that turns an image of type t into
+// 8-bit gray, convert = false when it already is, and ok = false for a type
+// physd does not read (anything but 8-bit gray, BGR or BGRA).
+func grayConversion(t gocv.MatType) (code gocv.ColorConversionCode, convert, ok bool) {
+	switch t {
+	case gocv.MatTypeCV8UC1:
+		return 0, false, true
+	case gocv.MatTypeCV8UC3:
+		return gocv.ColorBGRToGray, true, true
+	case gocv.MatTypeCV8UC4:
+		return gocv.ColorBGRAToGray, true, true
+	}
+	return 0, false, false
 }

@@ -16,16 +16,8 @@ func (t *Thumbnailer) offerMat(src gocv.Mat) {
 	if src.Empty() || !t.due(now) {
 		return
 	}
-	var code gocv.ColorConversionCode
-	convert := true
-	switch src.Type() {
-	case gocv.MatTypeCV8UC1:
-		convert = false
-	case gocv.MatTypeCV8UC3:
-		code = gocv.ColorBGRToGray
-	case gocv.MatTypeCV8UC4:
-		code = gocv.ColorBGRAToGray
-	default:
+	code, convert, ok := grayConversion(src.Type())
+	if !ok {
 		return
 	}
 	w, h := src.Cols(), src.Rows()
