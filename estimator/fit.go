@@ -58,12 +58,15 @@ type Result struct {
 	// Frames are the clips' frames the latents came from (shared, not
 	// copied), so a certificate can check that latent revisits are image
 	// revisits.
-	Frames  [][][]float64 `json:"-"`
-	Dt      float64       `json:"dt"`
-	Loss    float64       `json:"loss"`
-	Steps   int           `json:"steps"`
-	Elapsed time.Duration `json:"elapsed_ns"`
-	Encoder Encoder       `json:"-"`
+	Frames [][][]float64 `json:"-"`
+	Dt     float64       `json:"dt"`
+	Loss   float64       `json:"loss"`
+	Steps  int           `json:"steps"`
+	// Reverted reports that training made the output error worse and the
+	// encoder it started from was kept (the steps still count in Steps).
+	Reverted bool          `json:"reverted,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Encoder  Encoder       `json:"-"`
 }
 
 // Fit learns the encoder and (γ1, γ0) from clips that share the physics
@@ -127,6 +130,18 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		}
 	}
 
+	// The estimate comes from the output-error fit; training minimises the
+	// stencil's residual, whose second difference can buy a smaller
+	// residual with a latent further from any ODE solution. The encoder
+	// training started from is kept if training made the output error
+	// worse.
+	var before paramSnapshot
+	beforeErr := math.Inf(1)
+	if p.Exact && p.Steps > 0 {
+		if z, err := net.Encode(all); err == nil {
+			before, beforeErr = snapshotParams(net), outputError(split(z), dt, p.Loss.Offset)
+		}
+	}
 	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
 	adam := nn.NewAdam(p.LREncoder)
 	gAdam := newScalarAdam(p.LRGamma, 3)
@@ -191,6 +206,14 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("fit: final encode: %w", err)
 	}
 	lat := split(z)
+	reverted := false
+	if before != nil && !(outputError(lat, dt, p.Loss.Offset) <= beforeErr) {
+		before.restore(net)
+		if z, err = net.Encode(all); err != nil {
+			return nil, fmt.Errorf("fit: final encode: %w", err)
+		}
+		lat, reverted = split(z), true
+	}
 	f, err := FitODE(lat, dt, p.Loss.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("fit: final latents: %w", err)
@@ -200,7 +223,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	}
 	loss, _, _ = Objective(lat, dt, coef, p.Loss)
 	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f,
-		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Encoder: net}
+		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Reverted: reverted, Encoder: net}
 	for _, c := range clips {
 		r.Frames = append(r.Frames, c.Frames)
 	}
@@ -231,6 +254,25 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	r.Physics = Derive(r.Gamma1, r.Gamma0, r.Cov)
 	r.Elapsed = time.Since(start)
 	return r, nil
+}
+
+// outputError is the relative residual of the output-error fit of the
+// latents, started from the stencil's exact coefficients: the criterion
+// the estimate is read from. It is +Inf when either fit fails.
+func outputError(lat [][]float64, dt float64, off Offset) float64 {
+	f, err := FitODE(lat, dt, off)
+	if err != nil {
+		return math.Inf(1)
+	}
+	g1, g0, err := Exact(f.Gamma1, f.Gamma0, dt)
+	if err != nil {
+		return math.Inf(1)
+	}
+	tf, err := FitTrajectory(lat, dt, g1, g0, off)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return tf.RelResidual()
 }
 
 // ErrDiverged reports a training run whose loss became NaN or infinite.

@@ -35,7 +35,10 @@ type estimateReport struct {
 	Reasons     []string       `json:"reasons,omitempty"`
 	Diagnostics window.Verdict `json:"diagnostics"`
 	Steps       int            `json:"steps"`
-	ElapsedMS   float64        `json:"elapsed_ms"`
+	// Reverted: training made the output error worse, so the encoder it
+	// started from was kept.
+	Reverted  bool    `json:"training_reverted"`
+	ElapsedMS float64 `json:"elapsed_ms"`
 	// Plot is the figure written with --plot.
 	Plot string `json:"plot,omitempty"`
 }
@@ -159,7 +162,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics = res.Physics
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
-	rep.Steps, rep.ElapsedMS = res.Steps, float64(res.Elapsed)/float64(time.Millisecond)
+	rep.Steps, rep.Reverted, rep.ElapsedMS = res.Steps, res.Reverted, float64(res.Elapsed)/float64(time.Millisecond)
 	if *plotPath != "" {
 		if err := figure.FromResult(strings.Join(paths, ", "), res, v).Save(*plotPath); err != nil {
 			return 0, fmt.Errorf("estimate: --plot: %w", err)
@@ -223,6 +226,9 @@ func printSummary(w io.Writer, r estimateReport) {
 		fmt.Fprintf(w, "          - %s\n", why)
 	}
 	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s, offsets %s\n", r.ElapsedMS, r.Steps, r.Preset, r.Offsets)
+	if r.Reverted {
+		fmt.Fprintf(w, "          training raised the output error; the encoder it started from was kept\n")
+	}
 	if r.Plot != "" {
 		fmt.Fprintf(w, "plot      %s\n", r.Plot)
 	}
