@@ -25,7 +25,7 @@ import (
 const rtpQueue = 1024
 
 // errNotNative reports a stream the native RTSP client does not decode
-// (no H.264 or VP8 track, or rtsps://); RTSPSource.Run then reads it
+// (no H.264, VP8 or MJPEG track, or rtsps://); RTSPSource.Run then reads it
 // through OpenCV.
 var errNotNative = errors.New("not for the native RTSP client")
 
@@ -98,16 +98,19 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		return openErr("DESCRIBE", err)
 	}
 	var (
-		h264 *format.H264
-		vp8  *format.VP8
-		mime string
-		fm   format.Format
+		h264  *format.H264
+		vp8   *format.VP8
+		mjpeg *format.MJPEG
+		mime  string
+		fm    format.Format
 	)
 	medi := desc.FindFormat(&h264)
 	if medi != nil {
 		mime, fm = webrtc.MimeTypeH264, h264
 	} else if medi = desc.FindFormat(&vp8); medi != nil {
 		mime, fm = webrtc.MimeTypeVP8, vp8
+	} else if medi = desc.FindFormat(&mjpeg); medi != nil {
+		fm = mjpeg
 	} else {
 		return errNotNative
 	}
@@ -134,17 +137,8 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		close(ended)
 	}()
 
-	r := &trackReader{
-		name: s.name, mime: mime, pre: s.opt.Preprocess, silence: s.opt.Timeout,
-		now: time.Now, decodeErrs: &s.decodeErrs, keepAtKeys: true,
-	}
-	r.stats.Codec = mime
-	if h264 != nil {
-		sps, pps := h264.SafeParams()
-		r.params = annexB(sps, pps)
-	}
 	var deadline atomic.Int64 // unix nanoseconds
-	err = r.run(ctx, func() (*rtp.Packet, error) {
+	read := func() (*rtp.Packet, error) {
 		timer := time.NewTimer(time.Until(time.Unix(0, deadline.Load())))
 		defer timer.Stop()
 		select {
@@ -157,12 +151,30 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-	}, func(t time.Time) error {
+	}
+	setDeadline := func(t time.Time) error {
 		deadline.Store(t.UnixNano())
 		return nil
-	}, emit)
+	}
+	var n int // frames emitted
+	if mjpeg != nil {
+		r := &mjpegReader{name: s.name, pre: s.opt.Preprocess, silence: s.opt.Timeout, decodeErrs: &s.decodeErrs}
+		err = r.run(ctx, mjpeg, read, setDeadline, emit)
+		n = r.stats.Frames
+	} else {
+		r := &trackReader{
+			name: s.name, mime: mime, pre: s.opt.Preprocess, silence: s.opt.Timeout,
+			now: time.Now, decodeErrs: &s.decodeErrs, keepAtKeys: true,
+		}
+		r.stats.Codec = mime
+		if h264 != nil {
+			sps, pps := h264.SafeParams()
+			r.params = annexB(sps, pps)
+		}
+		err = r.run(ctx, read, setDeadline, emit)
+		n = r.Stats().Frames
+	}
 	if errors.Is(err, errStreamEnded) {
-		n := r.Stats().Frames
 		why := "the server closed the session"
 		if endErr != nil {
 			why = s.scrub(endErr.Error())
