@@ -65,7 +65,9 @@ type RTSPOptions struct {
 // tracks are: an access unit that does not decode is skipped with the
 // frames that depend on it, counted in DecodeErrors, and marked by a jump
 // in Seq; pictures keep their size when the camera changes it mid-stream.
-// Other streams (H.265, MJPEG, rtsps://, whose self-signed certificates
+// MJPEG over rtsp:// goes through the same client, each picture decoded on
+// its own by image/jpeg, with the same counting and sizes.
+// Other streams (H.265, rtsps://, whose self-signed certificates
 // OpenCV's FFmpeg accepts) are read through OpenCV's FFmpeg backend, which
 // conceals corrupt frames and keeps the first picture size. Frame times
 // are presentation times from the RTP timestamps, rebased so that the
@@ -83,8 +85,8 @@ type RTSPSource struct {
 }
 
 // DecodeErrors returns how many access units were rejected as corrupt or
-// undecodable since the source was created (H.264 and VP8 streams over
-// rtsp://; OpenCV conceals the errors of other streams, which count 0).
+// undecodable since the source was created (H.264, VP8 and MJPEG streams
+// over rtsp://; OpenCV conceals the errors of other streams, which count 0).
 func (s *RTSPSource) DecodeErrors() int64 { return s.decodeErrs.Load() }
 
 // NewRTSPSource checks the URL (rtsp:// or rtsps:// with a host) and the

@@ -158,8 +158,8 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 	send(liveItem{err: err})
 }
 
-// run implements RTSPSource.Run: H.264 and VP8 streams over rtsp:// go
-// through the native client, anything else through OpenCV.
+// run implements RTSPSource.Run: H.264, VP8 and MJPEG streams over
+// rtsp:// go through the native client, anything else through OpenCV.
 func (s *RTSPSource) run(ctx context.Context, emit func(Frame) error) error {
 	if err := s.runNative(ctx, emit); !errors.Is(err, errNotNative) {
 		return err
