@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -31,40 +30,25 @@ type mjpegReader struct {
 	stats      TrackStats
 }
 
-// run reads packets until ctx ends, read fails or emit does; read
-// returns os.ErrDeadlineExceeded once the time given to setDeadline passes.
+// run reads packets until ctx ends, read fails or emit does (see
+// readPacket for how read and setDeadline are used).
 func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*rtp.Packet, error), setDeadline func(time.Time) error, emit func(Frame) error) error {
 	dec, err := mj.CreateDecoder()
 	if err != nil {
 		return fmt.Errorf("%s: MJPEG depacketiser: %w", r.name, err)
 	}
 	var (
-		seq      int
-		lostRun  bool
-		haveSeq  bool
-		lastSeq  uint16
-		gapSeen  bool // a gap already counted for the picture being assembled
-		haveTS   bool
-		lastTS   uint32
-		unwrap   int64
-		last     Frame
-		haveLast bool
+		st      stamper
+		haveSeq bool
+		lastSeq uint16
+		gapSeen bool // a gap already counted for the picture being assembled
+		haveTS  bool
+		lastTS  uint32
+		unwrap  int64
 	)
 	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err := setDeadline(time.Now().Add(r.silence)); err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
-		}
-		pkt, err := read()
+		pkt, err := readPacket(ctx, r.name, r.silence, read, setDeadline)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return fmt.Errorf("%s: no video for %v: %w", r.name, r.silence, ErrStalled)
-			}
 			return err
 		}
 		if haveSeq && pkt.SequenceNumber != lastSeq+1 {
@@ -72,7 +56,7 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 			// only some of these (a wrong fragment offset), so the gap
 			// itself is what is counted.
 			r.stats.Lost++
-			lostRun, gapSeen = true, true
+			st.gap, gapSeen = true, true
 		}
 		lastSeq, haveSeq = pkt.SequenceNumber, true
 		img, err := dec.Decode(pkt)
@@ -82,7 +66,7 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 		if err != nil {
 			if !gapSeen && !errors.Is(err, rtpmjpeg.ErrNonStartingPacketAndNoPrevious) {
 				r.stats.Lost++ // a malformed packet, not a missing one
-				lostRun = true
+				st.gap = true
 			}
 			gapSeen = false
 			continue
@@ -95,7 +79,7 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 			if r.decodeErrs != nil {
 				r.decodeErrs.Add(1)
 			}
-			lostRun = true
+			st.gap = true
 			continue
 		}
 		if !haveTS {
@@ -107,21 +91,7 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 		if err != nil {
 			return fmt.Errorf("%s: %dx%d picture: %w", r.name, pic.Bounds().Dx(), pic.Bounds().Dy(), err)
 		}
-		if lostRun {
-			seq++ // a jump in Seq tells the windows frames are missing
-			lostRun = false
-		}
-		f.Seq = seq
-		seq++
-		f.Time = time.Duration(unwrap) * time.Second / 90000
-		now := time.Now()
-		f.Wall = now
-		if haveLast {
-			if wl := last.Wall.Add(f.Time - last.Time); wl.Before(now) {
-				f.Wall = wl
-			}
-		}
-		last, haveLast = f, true
+		st.stamp(&f, time.Duration(unwrap)*time.Second/90000)
 		r.stats.Frames++
 		if err := emit(f); err != nil {
 			return err

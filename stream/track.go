@@ -146,35 +146,16 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 	needKey := true
 	r.pli() // a publisher that just joined may be between key frames
 	var (
-		seq      int
-		lostRun  bool
+		st       stamper
 		haveTS   bool
 		unwrap   int64 // RTP timestamp relative to the first, unwrapped
 		lastTS   uint32
 		firstPTS int64 // unwrapped timestamp of the first picture
-		last     Frame
-		haveLast bool
 	)
 	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err := setDeadline(time.Now().Add(r.silence)); err != nil {
-			return fmt.Errorf("%s: %w", r.name, err)
-		}
-		pkt, err := read()
+		pkt, err := readPacket(ctx, r.name, r.silence, read, setDeadline)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			var ne net.Error
-			if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-				return fmt.Errorf("%s: no video for %v: %w", r.name, r.silence, ErrStalled)
-			}
-			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("%s: the publisher ended the track: %w", r.name, ErrUnavailable)
-			}
-			return fmt.Errorf("%s: reading RTP: %w: %w", r.name, err, ErrUnavailable)
+			return err
 		}
 		sb.Push(pkt)
 		for s := sb.Pop(); s != nil; s = sb.Pop() {
@@ -184,26 +165,26 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			unwrap += int64(int32(s.PacketTimestamp - lastTS))
 			lastTS = s.PacketTimestamp
 			if s.PrevDroppedPackets > 0 {
-				needKey, lostRun = true, true
+				needKey, st.gap = true, true
 				r.count(func(st *TrackStats) { st.Lost++ })
 			}
 			if checked.failed {
 				// A packet that does not depacketise: the frame is as
 				// corrupt as one the decoder rejects.
 				checked.failed = false
-				needKey, lostRun = true, true
+				needKey, st.gap = true, true
 				r.corrupt()
 				continue
 			}
 			if needKey && !isKeyFrame(r.mime, s.Data) {
-				lostRun = true
+				st.gap = true
 				r.count(func(st *TrackStats) { st.Lost++ })
 				r.pli()
 				continue
 			}
 			w, h, luma, pts, err := dec.decodeAt(s.Data, unwrap)
 			if err != nil {
-				needKey, lostRun = true, true
+				needKey, st.gap = true, true
 				r.corrupt()
 				continue
 			}
@@ -211,7 +192,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if w == 0 {
 				continue
 			}
-			if !haveLast {
+			if !st.have {
 				firstPTS = pts
 			}
 			videoToFullRange(luma)
@@ -219,29 +200,69 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if err != nil {
 				return fmt.Errorf("%s: %dx%d picture: %w", r.name, w, h, err)
 			}
-			if lostRun {
-				seq++ // a jump in Seq tells the windows frames are missing
-				lostRun = false
-			}
-			f.Seq = seq
-			seq++
 			// The picture's own time: with reordering it is not the
 			// access unit's just sent.
-			f.Time = time.Duration(pts-firstPTS) * time.Second / 90000
-			now := time.Now()
-			f.Wall = now
-			if haveLast {
-				if wl := last.Wall.Add(f.Time - last.Time); wl.Before(now) {
-					f.Wall = wl
-				}
-			}
-			last, haveLast = f, true
+			st.stamp(&f, time.Duration(pts-firstPTS)*time.Second/90000)
 			r.count(func(st *TrackStats) { st.Frames++ })
 			if err := emit(f); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// readPacket sets the silence deadline and reads one packet, mapping
+// silence to ErrStalled and the end of the track to ErrUnavailable.
+func readPacket(ctx context.Context, name string, silence time.Duration, read func() (*rtp.Packet, error), setDeadline func(time.Time) error) (*rtp.Packet, error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err := setDeadline(time.Now().Add(silence)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	pkt, err := read()
+	if err == nil {
+		return pkt, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	var ne net.Error
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
+		return nil, fmt.Errorf("%s: no video for %v: %w", name, silence, ErrStalled)
+	}
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: the publisher ended the track: %w", name, ErrUnavailable)
+	}
+	return nil, fmt.Errorf("%s: reading RTP: %w: %w", name, err, ErrUnavailable)
+}
+
+// stamper numbers and dates a live source's frames: Seq jumps by one more
+// after pictures were lost (gap), Time is the stream's own clock, and
+// Wall is the arrival time of the first frame plus Time, never later than
+// the arrival.
+type stamper struct {
+	seq  int
+	gap  bool
+	last Frame
+	have bool
+}
+
+func (s *stamper) stamp(f *Frame, t time.Duration) {
+	if s.gap {
+		s.seq++ // a jump in Seq tells the windows frames are missing
+		s.gap = false
+	}
+	f.Seq, f.Time = s.seq, t
+	s.seq++
+	now := time.Now()
+	f.Wall = now
+	if s.have {
+		if wl := s.last.Wall.Add(f.Time - s.last.Time); wl.Before(now) {
+			f.Wall = wl
+		}
+	}
+	s.last, s.have = *f, true
 }
 
 // checkedDepacketizer turns a depacketiser's error into an empty payload
