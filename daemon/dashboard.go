@@ -99,26 +99,18 @@ func (v sample) MarshalJSON() ([]byte, error) {
 // estimate (also when it was not certified; null where none was made),
 // the physics derived from it and what the training cost.
 type dashWindow struct {
-	Start       time.Time `json:"start"`
-	End         time.Time `json:"end"`
-	Verdict     string    `json:"verdict"`
-	Certified   bool      `json:"certified"`
-	Frames      int       `json:"frames"`
-	Events      int       `json:"events"`
-	Gamma0      num       `json:"gamma0"`
-	Gamma0Sigma num       `json:"gamma0_sigma"`
-	Gamma1      num       `json:"gamma1"`
-	Gamma1Sigma num       `json:"gamma1_sigma"`
-	Fn          num       `json:"fn_hz"`
-	FnSigma     num       `json:"fn_sigma"`
-	Zeta        num       `json:"zeta"`
-	ZetaSigma   num       `json:"zeta_sigma"`
-	Regime      string    `json:"regime,omitempty"`
-	Loss        num       `json:"loss"`
-	TrainMS     num       `json:"train_ms"`
-	Steps       int       `json:"steps"`
-	Cold        bool      `json:"cold"`
-	Reasons     []string  `json:"reasons,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Verdict   string    `json:"verdict"`
+	Certified bool      `json:"certified"`
+	Frames    int       `json:"frames"`
+	Events    int       `json:"events"`
+	dashPhysics
+	Loss    num      `json:"loss"`
+	TrainMS num      `json:"train_ms"`
+	Steps   int      `json:"steps"`
+	Cold    bool     `json:"cold"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // dashCoverage is the part of the certificate's coverage test a plot
@@ -173,16 +165,22 @@ type dashDetail struct {
 
 // dashEstimate is a camera's latest certified estimate, as a card shows it.
 type dashEstimate struct {
-	WindowEnd   time.Time `json:"window_end"`
-	Gamma0      num       `json:"gamma0"`
-	Gamma0Sigma num       `json:"gamma0_sigma"`
-	Gamma1      num       `json:"gamma1"`
-	Gamma1Sigma num       `json:"gamma1_sigma"`
-	Fn          num       `json:"fn_hz"`
-	FnSigma     num       `json:"fn_sigma"`
-	Zeta        num       `json:"zeta"`
-	ZetaSigma   num       `json:"zeta_sigma"`
-	Regime      string    `json:"regime"`
+	WindowEnd time.Time `json:"window_end"`
+	dashPhysics
+}
+
+// dashPhysics is the physics a window or an estimate shows: γ, f_n and ζ
+// with their uncertainties, and the regime (empty when there is no fit).
+type dashPhysics struct {
+	Gamma0      num    `json:"gamma0"`
+	Gamma0Sigma num    `json:"gamma0_sigma"`
+	Gamma1      num    `json:"gamma1"`
+	Gamma1Sigma num    `json:"gamma1_sigma"`
+	Fn          num    `json:"fn_hz"`
+	FnSigma     num    `json:"fn_sigma"`
+	Zeta        num    `json:"zeta"`
+	ZetaSigma   num    `json:"zeta_sigma"`
+	Regime      string `json:"regime,omitempty"`
 }
 
 // dashThumb describes a camera's source thumbnail (source.png).
@@ -361,8 +359,8 @@ func dashWindowOf(d *Diagnostic, r *estimator.Result, info *EncoderInfo) dashWin
 	nan := num(math.NaN())
 	w := dashWindow{Start: d.WindowStart, End: d.WindowEnd, Verdict: d.Verdict, Certified: d.Certified,
 		Frames: d.Frames, Events: d.Events, Reasons: slices.Clone(d.Reasons),
-		Gamma0: nan, Gamma0Sigma: nan, Gamma1: nan, Gamma1Sigma: nan, Fn: nan, FnSigma: nan, Zeta: nan, ZetaSigma: nan,
-		Loss: nan, TrainMS: nan}
+		dashPhysics: dashPhysics{Gamma0: nan, Gamma0Sigma: nan, Gamma1: nan, Gamma1Sigma: nan, Fn: nan, FnSigma: nan, Zeta: nan, ZetaSigma: nan},
+		Loss:        nan, TrainMS: nan}
 	if r != nil {
 		w.Gamma0, w.Gamma0Sigma, w.Gamma1, w.Gamma1Sigma = num(r.Gamma0), num(r.Sigma0), num(r.Gamma1), num(r.Sigma1)
 		if r.Gamma0 > 0 { // Derive leaves f_n at 0 for a system that does not restore
@@ -444,9 +442,9 @@ func (c *camera) card() dashCard {
 		k.ROI = &[4]int{roi.X, roi.Y, roi.W, roi.H}
 	}
 	if est != nil {
-		k.Estimate = &dashEstimate{WindowEnd: est.WindowEnd, Gamma0: num(est.Gamma0), Gamma0Sigma: num(est.Gamma0Sigma),
+		k.Estimate = &dashEstimate{WindowEnd: est.WindowEnd, dashPhysics: dashPhysics{Gamma0: num(est.Gamma0), Gamma0Sigma: num(est.Gamma0Sigma),
 			Gamma1: num(est.Gamma1), Gamma1Sigma: num(est.Gamma1Sigma), Fn: num(est.Fn), FnSigma: num(est.FnSigma),
-			Zeta: num(est.Zeta), ZetaSigma: num(est.ZetaSigma), Regime: est.Regime}
+			Zeta: num(est.Zeta), ZetaSigma: num(est.ZetaSigma), Regime: est.Regime}}
 	}
 	if cd := c.dash; cd != nil {
 		k.Source, k.Error = cd.clean(k.Source), cd.clean(k.Error)
