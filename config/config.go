@@ -1,9 +1,13 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/physd/physd/estimator"
@@ -173,6 +177,38 @@ type TLS struct {
 	CertFile string `yaml:"cert_file"`
 	// KeyFile is the client certificate's private key (PEM).
 	KeyFile string `yaml:"key_file"`
+}
+
+// SourceTLS says how physd checks an rtsps:// camera's certificate. All
+// empty means the system's certificate authorities and the URL's host
+// name. Set at most one field.
+type SourceTLS struct {
+	// CAFile is a PEM bundle of the certificate authorities to trust in
+	// place of the system's (the site's own CA).
+	CAFile string `yaml:"ca_file"`
+	// Fingerprint pins the camera's own certificate by its SHA-256: 64 hex
+	// digits, colons allowed, "sha256:" optional, as
+	// `openssl x509 -noout -fingerprint -sha256` prints it. The way to
+	// trust a camera's self-signed certificate; the error physd logs for
+	// an untrusted camera names the fingerprint it presented.
+	Fingerprint string `yaml:"fingerprint"`
+	// InsecureSkipVerify accepts any certificate: the stream is encrypted,
+	// but anyone on the network path can impersonate the camera.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// FingerprintSHA256 returns Fingerprint as 32 bytes, or nil when it is
+// empty.
+func (t SourceTLS) FingerprintSHA256() ([]byte, error) {
+	if t.Fingerprint == "" {
+		return nil, nil
+	}
+	h := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(t.Fingerprint)), "sha256:")
+	b, err := hex.DecodeString(strings.ReplaceAll(h, ":", ""))
+	if err != nil || len(b) != sha256.Size {
+		return nil, fmt.Errorf("is %q, want a SHA-256 fingerprint: 64 hex digits, colons allowed, e.g. sha256:AB:CD:…", t.Fingerprint)
+	}
+	return b, nil
 }
 
 // JetStream configures the stream that keeps the published estimates.
@@ -392,6 +428,8 @@ type Source struct {
 	Exclusive bool `yaml:"exclusive"`
 	// Transport is tcp or udp (rtsp).
 	Transport string `yaml:"transport"`
+	// TLS says how an rtsps:// camera's certificate is checked (rtsp).
+	TLS SourceTLS `yaml:"tls"`
 	// Timeout bounds opening the source and reading one frame; for whip
 	// and whep it is how long a session may send no video before it is
 	// closed and the camera reported offline.

@@ -298,3 +298,44 @@ func TestRateLimitOptions(t *testing.T) {
 		t.Errorf("NaN rate_limit: %v", list.errs)
 	}
 }
+
+// TestSourceTLS: the rtsps certificate options are read, a fingerprint in
+// any of the forms openssl and browsers print is accepted, and each
+// mistake is reported at its own key.
+func TestSourceTLS(t *testing.T) {
+	const fp = "E9:15:74:2F:F7:AC:D4:F3:91:9F:4E:72:C8:70:92:96:12:C1:0F:34:2F:DA:94:77:D1:64:72:09:67:77:63:AC"
+	cam := func(url, tls string) string {
+		return "cameras:\n  - name: cam\n    source: {kind: rtsp, url: \"" + url + "\", tls: " + tls + "}\n"
+	}
+	for _, f := range []string{"sha256:" + fp, strings.ToLower(fp), strings.ReplaceAll(fp, ":", ""), "SHA256:" + fp} {
+		cfg, errs := loadText(t, cam("rtsps://cam.local/s", "{fingerprint: \""+f+"\"}"))
+		if errs != nil {
+			t.Fatalf("fingerprint %q: %v", f, errs)
+		}
+		b, err := cfg.Cameras[0].Source.TLS.FingerprintSHA256()
+		if err != nil || len(b) != 32 || b[0] != 0xE9 || b[31] != 0xAC {
+			t.Errorf("fingerprint %q: %x, %v", f, b, err)
+		}
+	}
+	cfg, errs := loadText(t, cam("rtsps://cam.local/s", "{insecure_skip_verify: true}"))
+	if errs != nil || !cfg.Cameras[0].Source.TLS.InsecureSkipVerify {
+		t.Errorf("insecure_skip_verify: %v", errs)
+	}
+	for _, tc := range []struct{ url, tls, want string }{
+		{"rtsp://cam.local/s", "{ca_file: /etc/ca.pem}", "cameras[0].source.tls: is set, but the url is not rtsps://"},
+		{"rtsps://cam.local/s", "{fingerprint: \"sha256:E9:15\"}", "cameras[0].source.tls.fingerprint: is \"sha256:E9:15\", want a SHA-256 fingerprint"},
+		{"rtsps://cam.local/s", "{fingerprint: \"" + fp + ":00\"}", "cameras[0].source.tls.fingerprint: is"},
+		{"rtsps://cam.local/s", "{fingerprint: \"" + fp + "\", insecure_skip_verify: true}", "cameras[0].source.tls.insecure_skip_verify: contradicts tls.fingerprint"},
+		{"rtsps://cam.local/s", "{ca_file: /etc/ca.pem, fingerprint: \"" + fp + "\"}", "cameras[0].source.tls.fingerprint: contradicts tls.ca_file"},
+	} {
+		_, errs := loadText(t, cam(tc.url, tc.tls))
+		if len(errs) != 1 || !strings.Contains(errs[0], tc.want) {
+			t.Errorf("%s with tls %s: errors %q, want one containing %q", tc.url, tc.tls, errs, tc.want)
+		}
+	}
+	// A kind that does not read rtsps refuses the key.
+	_, errs = loadText(t, "cameras:\n  - name: cam\n    source: {kind: file, path: /x.mp4, tls: {insecure_skip_verify: true}}\n")
+	if len(errs) != 1 || !strings.Contains(errs[0], "cameras[0].source.tls: is not used by kind \"file\"") {
+		t.Errorf("tls on a file source: %q", errs)
+	}
+}

@@ -55,7 +55,7 @@ type kindSpec struct {
 func sourceKinds() []kindSpec {
 	return []kindSpec{
 		{KindSynthetic, []string{"synthetic"}, checkSynthetic},
-		{KindRTSP, []string{"url", "transport"}, checkRTSP},
+		{KindRTSP, []string{"url", "transport", "tls"}, checkRTSP},
 		{KindV4L2, []string{"device"}, checkV4L2},
 		{KindFile, []string{"path", "realtime", "loop"}, checkFile},
 		{KindWHIP, []string{"token", "exclusive"}, checkWHIP},
@@ -485,6 +485,30 @@ func (v *validator) source(p string, c Camera) {
 func checkRTSP(v *validator, p string, s Source) {
 	v.sourceURL(p+".url", s.URL.Value(), "kind rtsp needs a url (rtsp://… or rtsps://…)", "rtsp://", "rtsps://")
 	v.oneOf(p+".transport", s.Transport, TransportTCP, TransportUDP)
+	t := s.TLS
+	if t == (SourceTLS{}) {
+		return
+	}
+	if !strings.HasPrefix(strings.ToLower(s.URL.Value()), "rtsps://") {
+		v.errorf(p+".tls", "is set, but the url is not rtsps://: a certificate is checked only over RTSPS")
+		return
+	}
+	var set []string
+	if t.CAFile != "" {
+		set = append(set, "ca_file")
+	}
+	if t.Fingerprint != "" {
+		set = append(set, "fingerprint")
+		if _, err := t.FingerprintSHA256(); err != nil {
+			v.errorf(p+".tls.fingerprint", "%v", err)
+		}
+	}
+	if t.InsecureSkipVerify {
+		set = append(set, "insecure_skip_verify")
+	}
+	if len(set) > 1 {
+		v.errorf(p+".tls."+set[1], "contradicts tls.%s: set one of ca_file (trust a CA), fingerprint (trust one certificate) or insecure_skip_verify (trust any)", set[0])
+	}
 }
 
 func checkV4L2(v *validator, p string, s Source) {

@@ -223,6 +223,9 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	d.mu.Unlock()
 	c.start(ctx)
 	log.Info("camera started", "source", src.Name(), "mode", cc.Mode)
+	if cc.Source.TLS.InsecureSkipVerify {
+		log.Warn("the camera's certificate is not checked (source.tls.insecure_skip_verify): anyone on the network path can pose as it")
+	}
 	return nil
 }
 

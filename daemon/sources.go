@@ -30,7 +30,11 @@ func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *
 	case config.KindFile:
 		src, err = stream.NewFileSource(s.Path, stream.FileSourceOptions{Preprocess: pre, FPS: cc.FPS, Realtime: s.Realtime, Loop: s.Loop})
 	case config.KindRTSP:
-		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout})
+		var ct stream.CameraTLS
+		if ct, err = cameraTLS(s.TLS); err != nil {
+			return nil, fmt.Errorf("camera %s: source.%w", cc.Name, err)
+		}
+		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout, TLS: ct})
 	case config.KindV4L2:
 		src, err = stream.NewV4L2Source(s.Device, stream.V4L2Options{Preprocess: pre, FPS: cc.FPS, Timeout: s.Timeout})
 	case config.KindWHIP:
@@ -44,4 +48,20 @@ func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *
 		return nil, fmt.Errorf("camera %s: %w", cc.Name, err)
 	}
 	return src, nil
+}
+
+// cameraTLS turns the configured certificate check of an rtsps:// camera
+// into the stream package's, reading the CA bundle; errors name the key.
+func cameraTLS(t config.SourceTLS) (stream.CameraTLS, error) {
+	ct := stream.CameraTLS{InsecureSkipVerify: t.InsecureSkipVerify}
+	var err error
+	if ct.Fingerprint, err = t.FingerprintSHA256(); err != nil {
+		return ct, fmt.Errorf("tls.fingerprint: %w", err)
+	}
+	if t.CAFile != "" {
+		if ct.Roots, err = loadCAs(t.CAFile); err != nil {
+			return ct, fmt.Errorf("tls.ca_file: %w", err)
+		}
+	}
+	return ct, nil
 }

@@ -4,16 +4,21 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"image"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/stream"
 )
 
 // twoReleases writes an H.264 clip of an underdamped pendulum released
@@ -136,4 +141,87 @@ func TestRTSPEndToEnd(t *testing.T) {
 		return st.State == "offline"
 	})
 	t.Logf("after the publisher left: %+v", r.d.Statuses()["cable"].Error)
+}
+
+// TestRTSPSCameraTLS: two cameras read the same rtsps:// stream, which
+// ffmpeg publishes to a real RTSPS server holding a certificate from the
+// site's CA. The one configured with that CA (source.tls.ca_file) gets
+// frames; the one left on the system's CAs does not, and its status says
+// why, naming the certificate's fingerprint to pin.
+func TestRTSPSCameraTLS(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	ca := newTestCA(t, "site CA")
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert := ca.issue(t, "camera", true)
+	sum := sha256.Sum256(cert.Certificate[0])
+	clip := twoReleases(ctx, t)
+	srv, err := rtspserver.StartTLS(ctx, &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL("cable")
+	stopPub := rtspserver.Publish(ctx, t, url, clip)
+	defer stopPub()
+	if err := srv.WaitPublished(ctx, "cable"); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := testConfig()
+	cfg.Cameras = nil
+	for _, name := range []string{"trusted", "untrusted"} {
+		cam := config.DefaultCamera()
+		cam.Name = name
+		cam.Source.Kind = config.KindRTSP
+		cam.Source.URL = config.NewSecret(url)
+		cam.Source.Timeout = 3 * time.Second
+		if name == "trusted" {
+			cam.Source.TLS.CAFile = caFile
+		}
+		cfg.Cameras = append(cfg.Cameras, cam)
+	}
+	r := start(t, cfg, filepath.Join(dir, "state"))
+	waitFor(t, 60*time.Second, "frames from the trusted camera and an error from the other", func() bool {
+		st := r.d.Statuses()
+		return st["trusted"].Frames >= 40 && st["untrusted"].Error != ""
+	})
+	st := r.d.Statuses()
+	t.Logf("trusted: %s, %d frames; untrusted: %s, %d frames: %s", st["trusted"].State, st["trusted"].Frames,
+		st["untrusted"].State, st["untrusted"].Frames, st["untrusted"].Error)
+	if st["untrusted"].Frames != 0 {
+		t.Errorf("the untrusted camera delivered %d frames, want 0", st["untrusted"].Frames)
+	}
+	for _, w := range []string{"certificate signed by unknown authority", "tls.fingerprint", stream.Fingerprint(sum[:])} {
+		if !strings.Contains(st["untrusted"].Error, w) {
+			t.Errorf("the untrusted camera's error %q does not contain %q", st["untrusted"].Error, w)
+		}
+	}
+}
+
+// TestCameraTLSConfig: the CA bundle is read and a bad one is reported at
+// its key.
+func TestCameraTLSConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.pem")
+	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ca := newTestCA(t, "site CA")
+	good := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(good, ca.pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ct, err := cameraTLS(config.SourceTLS{CAFile: good}); err != nil || ct.Roots == nil {
+		t.Errorf("good CA file: %+v, %v", ct, err)
+	}
+	for _, f := range []string{bad, filepath.Join(dir, "missing.pem")} {
+		if _, err := cameraTLS(config.SourceTLS{CAFile: f}); err == nil || !strings.HasPrefix(err.Error(), "tls.ca_file: ") || !strings.Contains(err.Error(), f) {
+			t.Errorf("CA file %s: %v, want an error naming tls.ca_file and the file", f, err)
+		}
+	}
 }

@@ -21,6 +21,9 @@ var (
 	// listens at the address, the server refuses the path, or the device
 	// is missing or busy.
 	ErrUnavailable = errors.New("source unavailable")
+	// ErrUntrusted reports an rtsps:// camera whose certificate did not
+	// pass the CameraTLS check, or a stream physd could not check.
+	ErrUntrusted = errors.New("camera certificate not trusted")
 	// ErrNoOpenCV reports an OpenCV-backed feature (video files, RTSP,
 	// V4L2) in a binary built with the nocv build tag.
 	ErrNoOpenCV = errors.New("physd was built without OpenCV (tag nocv)")

@@ -58,6 +58,9 @@ type RTSPOptions struct {
 	// OpenTimeout bounds connecting, DESCRIBE/SETUP/PLAY and probing the
 	// stream (0 = DefaultOpenTimeout); CAP_PROP_OPEN_TIMEOUT_MSEC.
 	OpenTimeout time.Duration
+	// TLS is how an rtsps:// camera's certificate is checked (the zero
+	// value: the system's roots and the URL's host name).
+	TLS CameraTLS
 }
 
 // RTSPSource reads an RTSP camera. H.264 and VP8 streams over rtsp:// are
@@ -66,10 +69,14 @@ type RTSPOptions struct {
 // frames that depend on it, counted in DecodeErrors, and marked by a jump
 // in Seq; pictures keep their size when the camera changes it mid-stream.
 // MJPEG over rtsp:// goes through the same client, each picture decoded on
-// its own by image/jpeg, with the same counting and sizes.
-// Other streams (H.265, rtsps://, whose self-signed certificates
-// OpenCV's FFmpeg accepts) are read through OpenCV's FFmpeg backend, which
-// conceals corrupt frames and keeps the first picture size. Frame times
+// its own by image/jpeg, with the same counting and sizes. Over rtsps://
+// the client checks the camera's certificate as RTSPOptions.TLS says, and
+// a refused certificate ends Run with an error wrapping ErrUntrusted that
+// names its fingerprint.
+// Other streams (H.265) are read through OpenCV's FFmpeg backend, which
+// conceals corrupt frames, keeps the first picture size and checks no
+// certificate: over rtsps:// physd reads them only with
+// TLS.InsecureSkipVerify, and otherwise fails with ErrUntrusted. Frame times
 // are presentation times from the RTP timestamps, rebased so that the
 // first frame has Time 0; Wall is the arrival time of the first frame
 // plus Time. There is no reconnection inside the source: when

@@ -43,9 +43,7 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 	if err != nil {
 		return s.wrap(fmt.Errorf("not a URL: %w", ErrInvalidOption)) // err may echo the password
 	}
-	if u.Scheme != "rtsp" {
-		// OpenCV's FFmpeg does not verify rtsps certificates, and cameras
-		// use self-signed ones; verifying here would break those setups.
+	if u.Scheme != "rtsp" && u.Scheme != "rtsps" {
 		return errNotNative
 	}
 	proto := gortsplib.ProtocolTCP
@@ -63,6 +61,10 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		OnPacketsLost: func(uint64) {}, // the jitter buffer counts losses
 		OnDecodeError: func(error) {},  // a bad packet shows as a loss or a decode error
 	}
+	var untrusted atomic.Pointer[error] // why the camera's certificate was refused
+	if u.Scheme == "rtsps" {
+		c.TLSConfig = s.opt.TLS.config(u.Host, func(err error) { untrusted.Store(&err) })
+	}
 	if err := c.Start(); err != nil {
 		return s.wrap(fmt.Errorf("RTSP client: %v: %w", err, ErrUnavailable))
 	}
@@ -78,6 +80,9 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 	openErr := func(step string, err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if why := untrusted.Load(); why != nil {
+			return s.wrap(*why)
 		}
 		if openCtx.Err() != nil {
 			return s.wrap(fmt.Errorf("the server did not answer %s within %v: %w", step, s.opt.OpenTimeout, ErrStalled))
@@ -111,6 +116,10 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		mime, fm = webrtc.MimeTypeVP8, vp8
 	} else if medi = desc.FindFormat(&mjpeg); medi != nil {
 		fm = mjpeg
+	} else if u.Scheme == "rtsps" && !s.opt.TLS.InsecureSkipVerify {
+		// OpenCV's FFmpeg would reconnect without checking the certificate.
+		return s.wrap(fmt.Errorf("rtsps://: the stream is %s, which physd reads through OpenCV, and OpenCV does not check the camera's certificate; "+
+			"send H.264, VP8 or MJPEG, or set tls.insecure_skip_verify to accept the stream unchecked: %w", formatNames(desc), ErrUntrusted))
 	} else {
 		return errNotNative
 	}

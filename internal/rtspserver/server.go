@@ -8,6 +8,7 @@ package rtspserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,7 @@ type Server struct {
 	srv    *gortsplib.Server
 	addr   string // 127.0.0.1:port of the RTSP listener
 	udp    bool   // whether the UDP transport is enabled
+	tls    bool   // whether it serves RTSPS
 	paused atomic.Bool
 	stop   func() bool // unregisters the ctx watcher
 
@@ -57,13 +59,29 @@ func Start(ctx context.Context) (*Server, error) {
 // Listen is Start on a given TCP address, such as the address of a server
 // that was stopped, to restart it where its clients reconnect.
 func Listen(ctx context.Context, addr string) (*Server, error) {
-	s := &Server{paths: make(map[string]*path)}
+	return listen(ctx, addr, nil)
+}
+
+// StartTLS starts an RTSPS server on 127.0.0.1 on a free TCP port, with
+// the certificate in cfg. It takes the interleaved TCP transport only (UDP
+// over RTSPS would need SRTP). URL returns rtsps:// URLs.
+func StartTLS(ctx context.Context, cfg *tls.Config) (*Server, error) {
+	return listen(ctx, "127.0.0.1:0", cfg)
+}
+
+func listen(ctx context.Context, addr string, tlsCfg *tls.Config) (*Server, error) {
+	s := &Server{paths: make(map[string]*path), tls: tlsCfg != nil}
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
-		rtpPort, ok := freeUDPPair()
+		var rtpPort int
+		var ok bool
+		if tlsCfg == nil {
+			rtpPort, ok = freeUDPPair()
+		}
 		s.srv = &gortsplib.Server{
 			Handler:     &handler{s},
 			RTSPAddress: addr,
+			TLSConfig:   tlsCfg,
 			Listen: func(network, address string) (net.Listener, error) {
 				l, err := net.Listen(network, address)
 				if err == nil {
@@ -126,7 +144,11 @@ func (s *Server) UDP() bool { return s.udp }
 // URL returns the rtsp:// URL of a path on the server, e.g.
 // URL("cam") = "rtsp://127.0.0.1:41234/cam".
 func (s *Server) URL(p string) string {
-	return "rtsp://" + s.addr + "/" + strings.TrimLeft(p, "/")
+	scheme := "rtsp://"
+	if s.tls {
+		scheme = "rtsps://"
+	}
+	return scheme + s.addr + "/" + strings.TrimLeft(p, "/")
 }
 
 // Close stops the server, closing every connection. It may be called more
