@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
 )
 
@@ -151,7 +153,11 @@ func MsgID(camera, kind string, start, end time.Time) string {
 	return fmt.Sprintf("%s.%s.%d.%d", camera, kind, start.UnixNano(), end.UnixNano())
 }
 
-// DecodeEstimate parses an estimate message and checks its schema.
+// DecodeEstimate parses an estimate message and checks it against its
+// schema (docs/schema/estimate.v1.json): the schema string, every required
+// field present, and the values a certified estimate has (a camera name,
+// frames and events ≥ 1, σ ≥ 0, a known regime, certified true, the window
+// not ending before it starts). An error names the field.
 func DecodeEstimate(data []byte) (*Estimate, error) {
 	var e Estimate
 	if err := json.Unmarshal(data, &e); err != nil {
@@ -160,5 +166,48 @@ func DecodeEstimate(data []byte) (*Estimate, error) {
 	if e.Schema != SchemaEstimate {
 		return nil, fmt.Errorf("estimate message: schema %q, want %q", e.Schema, SchemaEstimate)
 	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return nil, fmt.Errorf("estimate message: %w", err)
+	}
+	for _, k := range []string{"schema", "camera", "window_start", "window_end", "frames", "events", "gamma0", "gamma0_sigma",
+		"gamma1", "gamma1_sigma", "fn_hz", "fn_sigma", "zeta", "zeta_sigma", "omega_n", "damped_freq_hz", "regime", "certified",
+		"certificate", "encoder"} { // the schema's required fields
+		if _, ok := keys[k]; !ok {
+			return nil, fmt.Errorf("estimate message: field %s: missing", k)
+		}
+	}
+	if err := e.check(); err != nil {
+		return nil, fmt.Errorf("estimate message: %w", err)
+	}
 	return &e, nil
+}
+
+// check tests the values the estimate schema constrains.
+func (e *Estimate) check() error {
+	switch {
+	case !config.ValidCameraName(e.Camera):
+		return fmt.Errorf("field camera: %q is not a camera name (1 to 64 of A-Z a-z 0-9 _ -)", e.Camera)
+	case e.WindowEnd.Before(e.WindowStart):
+		return fmt.Errorf("field window_end: %v is before window_start %v", e.WindowEnd, e.WindowStart)
+	case e.Frames < 1:
+		return fmt.Errorf("field frames: is %d, want ≥ 1", e.Frames)
+	case e.Events < 1:
+		return fmt.Errorf("field events: is %d, want ≥ 1", e.Events)
+	case !e.Certified:
+		return fmt.Errorf("field certified: is false; the estimate subject carries certified estimates only")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"gamma0_sigma", e.Gamma0Sigma}, {"gamma1_sigma", e.Gamma1Sigma}, {"fn_sigma", e.FnSigma}, {"zeta_sigma", e.ZetaSigma}} {
+		if f.v < 0 {
+			return fmt.Errorf("field %s: is %g, want ≥ 0", f.name, f.v)
+		}
+	}
+	switch estimator.Regime(e.Regime) {
+	case estimator.Underdamped, estimator.Undamped, estimator.Critical, estimator.Overdamped, estimator.Unstable:
+		return nil
+	}
+	return fmt.Errorf("field regime: is %q, want underdamped, undamped, critical, overdamped or unstable", e.Regime)
 }

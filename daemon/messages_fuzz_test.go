@@ -15,8 +15,8 @@ import (
 
 // FuzzDecodeEstimate feeds arbitrary bytes to DecodeEstimate: it must not
 // panic; it returns an estimate or an error, never both or neither; an
-// accepted message has the estimate schema (the one thing DecodeEstimate
-// checks), and re-encodes, as the bus encodes, to a message that decodes
+// accepted message has the estimate schema and passes the schema's value
+// checks, and re-encodes, as the bus encodes, to a message that decodes
 // to the same estimate and re-encodes to the same bytes. The committed
 // corpus is in testdata/fuzz/FuzzDecodeEstimate.
 func FuzzDecodeEstimate(f *testing.F) {
@@ -44,6 +44,9 @@ func FuzzDecodeEstimate(f *testing.F) {
 		if e.Schema != SchemaEstimate {
 			t.Fatalf("accepted schema %q", e.Schema)
 		}
+		if err := e.check(); err != nil {
+			t.Fatalf("accepted an estimate the schema refuses: %v", err)
+		}
 		b, err := encodeLikeBus(*e)
 		if err != nil {
 			t.Fatalf("accepted estimate does not encode: %v", err)
@@ -70,7 +73,9 @@ func FuzzDecodeEstimate(f *testing.F) {
 //     estimates JSON cannot carry: a NaN or ±Inf among the top-level
 //     numbers or the encoder's, or a window time outside the years
 //     0–9999;
-//   - whatever it encodes is valid JSON that DecodeEstimate accepts;
+//   - whatever it encodes is valid JSON, which DecodeEstimate accepts
+//     exactly when the values are ones the schema allows, and otherwise
+//     refuses naming the field;
 //   - decoding gives back every value, except that invalid UTF-8 in a
 //     string becomes U+FFFD, and that a NaN or ±Inf in the certificate,
 //     which window.Verdict writes as null (docs/schema/estimate.v1.json:
@@ -123,6 +128,15 @@ func FuzzEstimateRoundTrip(f *testing.F) {
 			t.Fatalf("encoding produced invalid JSON:\n%s", data)
 		}
 		got, err := DecodeEstimate(data)
+		if why := e.check(); why != nil {
+			// Values the schema does not allow: the bus never sends them
+			// (camera.go makes certified estimates only), and a consumer
+			// is told which field is wrong.
+			if err == nil || !strings.HasPrefix(err.Error(), "estimate message: field ") {
+				t.Fatalf("estimate with %v decoded as %v, %v; want an error naming the field", why, got, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("the bus's encoding is refused by DecodeEstimate: %v\n%s", err, data)
 		}

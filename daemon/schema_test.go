@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +100,70 @@ func TestAlerter(t *testing.T) {
 	}
 	if al, _ := a.observe(est(1.0, 0.05)); al == nil || al.State != "raised" {
 		t.Fatalf("ζ drift of 150 %% not raised: %+v", al)
+	}
+}
+
+// TestDecodeEstimateChecks: a valid estimate decodes; dropping any field
+// the schema file requires, or breaking any value it constrains, is
+// refused with an error naming the field.
+func TestDecodeEstimateChecks(t *testing.T) {
+	now := time.Now().UTC()
+	e := Estimate{Schema: SchemaEstimate, Camera: "cable", WindowStart: now, WindowEnd: now.Add(4 * time.Second), Frames: 80, Events: 1,
+		Gamma0: 4, Gamma0Sigma: 0.01, Gamma1: 0.08, Gamma1Sigma: 0.002, Fn: 0.318, FnSigma: 0.001, Zeta: 0.02, ZetaSigma: 0.001,
+		OmegaN: 2, DampedFreq: 0.318, Regime: "underdamped", Certified: true,
+		Certificate: window.Verdict{Status: window.Certified, Certified: true}, Encoder: EncoderInfo{Version: 1}}
+	good, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeEstimate(good); err != nil {
+		t.Fatalf("valid estimate refused: %v", err)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "schema", "estimate.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct{ Required []string }
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range schema.Required {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(good, &m)
+		delete(m, k)
+		b, _ := json.Marshal(m)
+		_, err := DecodeEstimate(b)
+		want := "field " + k + ": missing"
+		if k == "schema" {
+			want = "schema \"\""
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("without %s: %v, want an error containing %q", k, err, want)
+		}
+	}
+	for _, tc := range []struct {
+		field string
+		bad   func(*Estimate)
+	}{
+		{"camera", func(e *Estimate) { e.Camera = "a.b" }},
+		{"camera", func(e *Estimate) { e.Camera = "" }},
+		{"window_end", func(e *Estimate) { e.WindowEnd = e.WindowStart.Add(-time.Second) }},
+		{"frames", func(e *Estimate) { e.Frames = 0 }},
+		{"events", func(e *Estimate) { e.Events = -1 }},
+		{"certified", func(e *Estimate) { e.Certified = false }},
+		{"gamma0_sigma", func(e *Estimate) { e.Gamma0Sigma = -1 }},
+		{"zeta_sigma", func(e *Estimate) { e.ZetaSigma = -0.5 }},
+		{"regime", func(e *Estimate) { e.Regime = "wobbly" }},
+	} {
+		b := e
+		tc.bad(&b)
+		data, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = DecodeEstimate(data)
+		if err == nil || !strings.HasPrefix(err.Error(), "estimate message: field "+tc.field+": ") {
+			t.Errorf("bad %s: %v, want an error naming the field", tc.field, err)
+		}
 	}
 }
