@@ -42,6 +42,28 @@ func twoReleases(ctx context.Context, t *testing.T) string {
 	return clip
 }
 
+// publishReleases has ffmpeg publish twoReleases' clip to srv at path
+// "cable" in a loop, and returns its URL and a stop (also run at cleanup).
+func publishReleases(ctx context.Context, t *testing.T, srv *rtspserver.Server) (string, func()) {
+	t.Helper()
+	url := srv.URL("cable")
+	stop := rtspserver.Publish(ctx, t, url, twoReleases(ctx, t))
+	if err := srv.WaitPublished(ctx, "cable"); err != nil {
+		t.Fatal(err)
+	}
+	return url, stop
+}
+
+// rtspCamera is a default camera reading url, with a 3 s source timeout.
+func rtspCamera(name, url string) config.Camera {
+	cam := config.DefaultCamera()
+	cam.Name = name
+	cam.Source.Kind = config.KindRTSP
+	cam.Source.URL = config.NewSecret(url)
+	cam.Source.Timeout = 3 * time.Second
+	return cam
+}
+
 // checkStream waits for certified estimates within the accuracy and at
 // least one uncertified window's diagnostic.
 func checkStream(t *testing.T, c *collector, timeout time.Duration) {
@@ -105,26 +127,15 @@ func TestRTSPEndToEnd(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	clip := twoReleases(ctx, t)
 	srv, err := rtspserver.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	url := srv.URL("cable")
-	stopPub := rtspserver.Publish(ctx, t, url, clip)
-	defer stopPub()
-	if err := srv.WaitPublished(ctx, "cable"); err != nil {
-		t.Fatal(err)
-	}
+	url, stopPub := publishReleases(ctx, t, srv)
 
 	cfg := testConfig()
-	cam := config.DefaultCamera()
-	cam.Name = "cable"
-	cam.Source.Kind = config.KindRTSP
-	cam.Source.URL = config.NewSecret(url)
-	cam.Source.Timeout = 3 * time.Second
-	cfg.Cameras = []config.Camera{cam}
+	cfg.Cameras = []config.Camera{rtspCamera("cable", url)}
 	r := start(t, cfg, t.TempDir())
 	c := collect(t, r.d.NATSURL())
 	checkStream(t, c, 100*time.Second)
@@ -159,32 +170,17 @@ func TestRTSPSCameraTLS(t *testing.T) {
 	}
 	cert := ca.issue(t, "camera", true)
 	sum := sha256.Sum256(cert.Certificate[0])
-	clip := twoReleases(ctx, t)
 	srv, err := rtspserver.StartTLS(ctx, &tls.Config{Certificates: []tls.Certificate{cert}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	url := srv.URL("cable")
-	stopPub := rtspserver.Publish(ctx, t, url, clip)
-	defer stopPub()
-	if err := srv.WaitPublished(ctx, "cable"); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := publishReleases(ctx, t, srv)
 
 	cfg := testConfig()
-	cfg.Cameras = nil
-	for _, name := range []string{"trusted", "untrusted"} {
-		cam := config.DefaultCamera()
-		cam.Name = name
-		cam.Source.Kind = config.KindRTSP
-		cam.Source.URL = config.NewSecret(url)
-		cam.Source.Timeout = 3 * time.Second
-		if name == "trusted" {
-			cam.Source.TLS.CAFile = caFile
-		}
-		cfg.Cameras = append(cfg.Cameras, cam)
-	}
+	trusted := rtspCamera("trusted", url)
+	trusted.Source.TLS.CAFile = caFile
+	cfg.Cameras = []config.Camera{trusted, rtspCamera("untrusted", url)}
 	r := start(t, cfg, filepath.Join(dir, "state"))
 	waitFor(t, 60*time.Second, "frames from the trusted camera and an error from the other", func() bool {
 		st := r.d.Statuses()
