@@ -5,6 +5,8 @@ package stream
 /*
 #cgo pkg-config: libavcodec libavutil
 #include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +24,34 @@ typedef struct {
 	AVFrame *out; // the picture decoded by the last physd_dec_decode
 	int job_err;  // first error returned by a job run through physd_execute2
 	int fresh;    // d->ctx has decoded nothing since it was opened
-	int vp8;      // codec: VP8, else H.264
+	int codec;    // an AVCodecID: VP8, H.264 or HEVC
 	int64_t max_pixels;
 } physd_dec;
+
+// physd_log_offset is the log level offset of physd's decoders; a message
+// reaching the log callback at a level shifted by it comes from one of them.
+#define PHYSD_LOG_OFFSET AV_LOG_DEBUG
+
+// physd_log is the process's libav log callback. It passes every message
+// on to libavutil's default callback, as before it was installed, and
+// records an error logged by one of physd's decoders in that decoder's
+// job_err: the H.265 decoder reports a picture whose reference is missing
+// ("Could not find ref with POC") only there, decoding it against a gray
+// stand-in.
+static void physd_log(void *avcl, int level, const char *fmt, va_list vl) {
+	if (avcl && level >= AV_LOG_PANIC + PHYSD_LOG_OFFSET && level <= AV_LOG_ERROR + PHYSD_LOG_OFFSET &&
+			*(const AVClass **)avcl == avcodec_get_class()) {
+		AVCodecContext *c = avcl;
+		if (c->log_level_offset == PHYSD_LOG_OFFSET && c->opaque) {
+			physd_dec *d = c->opaque;
+			if (d->job_err == 0) d->job_err = AVERROR_INVALIDDATA;
+		}
+	}
+	av_log_default_callback(avcl, level, fmt, vl);
+}
+
+static pthread_once_t physd_log_once = PTHREAD_ONCE_INIT;
+static void physd_log_install(void) { av_log_set_callback(physd_log); }
 
 // physd_execute2 replaces libavcodec's default (serial) job runner to keep
 // the jobs' errors, which some decoders ignore: VP8 decodes macroblock rows
@@ -46,7 +73,7 @@ static int physd_execute2(AVCodecContext *c, int (*func)(AVCodecContext *c2, voi
 // d->ctx NULL.
 static int physd_dec_open(physd_dec *d) {
 	avcodec_free_context(&d->ctx);
-	const AVCodec *c = avcodec_find_decoder(d->vp8 ? AV_CODEC_ID_VP8 : AV_CODEC_ID_H264);
+	const AVCodec *c = avcodec_find_decoder(d->codec);
 	if (!c) return AVERROR_DECODER_NOT_FOUND;
 	AVCodecContext *x = avcodec_alloc_context3(c);
 	if (!x) return AVERROR(ENOMEM);
@@ -74,7 +101,7 @@ static int physd_dec_open(physd_dec *d) {
 	// Errors reach the caller as return values; keep libavcodec's log of
 	// each bad packet off stderr without touching the process-wide log
 	// level (which OpenCV's FFmpeg backend manages).
-	x->log_level_offset = AV_LOG_DEBUG;
+	x->log_level_offset = PHYSD_LOG_OFFSET;
 	int ret = avcodec_open2(x, c, NULL);
 	if (ret < 0) {
 		avcodec_free_context(&x);
@@ -98,13 +125,14 @@ static void physd_dec_free(physd_dec *d) {
 	free(d);
 }
 
-// physd_dec_new returns in *out a decoder for VP8 (vp8 != 0) or H.264. It
+// physd_dec_new returns in *out a decoder for codec, an AVCodecID. It
 // returns 0 or a negative AVERROR, and on error leaves nothing allocated.
-static int physd_dec_new(physd_dec **out, int vp8, int64_t max_pixels) {
+static int physd_dec_new(physd_dec **out, int codec, int64_t max_pixels) {
 	*out = NULL;
+	pthread_once(&physd_log_once, physd_log_install);
 	physd_dec *d = calloc(1, sizeof *d);
 	if (!d) return AVERROR(ENOMEM);
-	d->vp8 = vp8;
+	d->codec = codec;
 	d->max_pixels = max_pixels;
 	d->pkt = av_packet_alloc();
 	d->tmp = av_frame_alloc();
@@ -128,7 +156,8 @@ static int physd_dec_new(physd_dec **out, int vp8, int64_t max_pixels) {
 // in the next IDR's picture and a stale FF_DECODE_ERROR_DECODE_SLICES flag
 // on it; after an SPS asking for frame reordering, every later picture
 // held back, IDRs included). A rebuilt H.264 decoder needs the SPS and PPS
-// again; the caller resends them (see sendH264).
+// again, and a rebuilt H.265 decoder its VPS, SPS and PPS; the caller
+// resends them (see sendAnnexB).
 //
 // pts travels with the packet; d->out->pts is the presentation time of the
 // picture returned, which differs from the packet's when the stream
@@ -196,6 +225,11 @@ static void physd_dec_copy_luma(const physd_dec *d, uint8_t *dst) {
 	}
 }
 
+// physd_dec_delay returns how many pictures the decoder may hold back
+// for reordering, as the stream's parameter sets declare it (H.265:
+// sps_max_num_reorder_pics), or 0 before any picture.
+static int physd_dec_delay(const physd_dec *d) { return d->ctx ? d->ctx->has_b_frames : 0; }
+
 // physd_averror_enomem is AVERROR(ENOMEM), a macro cgo cannot evaluate.
 static int physd_averror_enomem(void) { return AVERROR(ENOMEM); }
 */
@@ -213,8 +247,9 @@ import (
 // make libavcodec allocate hundreds of megabytes.
 const maxDecodePixels = 4096 * 4096
 
-// maxPendingParams bounds the H.264 parameter sets kept for the next
-// access unit (SPS and PPS take tens of bytes; SEI can be larger).
+// maxPendingParams bounds the H.264 or H.265 parameter sets kept for the
+// next access unit (VPS, SPS and PPS take tens of bytes; SEI can be
+// larger).
 const maxPendingParams = 64 << 10
 
 // videoDecoder decodes one track's access units into 8-bit luma with
@@ -222,10 +257,10 @@ const maxPendingParams = 64 << 10
 type videoDecoder struct {
 	codec videoCodec
 	c     *C.physd_dec // nil once closed
-	// H.264 only:
-	pending  []byte // parameter-set-only access units awaiting a slice
-	sps, pps []byte // the SPS and PPS NAL units last decoded without error
-	buf      []byte // scratch for assembling the packet
+	// H.264 and H.265 only:
+	pending []byte    // parameter-set-only access units awaiting a slice
+	params  [3][]byte // the parameter sets last decoded without error, by codec.paramSet
+	buf     []byte    // scratch for assembling the packet
 	// keepAtKeys keeps the libavcodec decoder across key frames while the
 	// stream decodes without error (it is still rebuilt after an error).
 	// RTSP cameras may reorder pictures (H.264 B-frames): a rebuild at an
@@ -236,28 +271,32 @@ type videoDecoder struct {
 }
 
 // newVideoDecoder returns a decoder for pion's MIME type
-// webrtc.MimeTypeVP8 ("video/VP8") or webrtc.MimeTypeH264 ("video/H264"),
-// matched case-insensitively. Other types give an error wrapping
+// webrtc.MimeTypeVP8 ("video/VP8"), webrtc.MimeTypeH264 ("video/H264") or
+// webrtc.MimeTypeH265 ("video/H265"), matched case-insensitively. Other types give an error wrapping
 // ErrUnsupportedCodec. The caller must close the decoder.
 func newVideoDecoder(mime string) (*videoDecoder, error) {
 	codec, err := parseVideoMime(mime)
 	if err != nil {
 		return nil, err
 	}
-	var vp8 C.int
-	if codec == codecVP8 {
-		vp8 = 1
+	id := C.int(C.AV_CODEC_ID_H264)
+	switch codec {
+	case codecVP8:
+		id = C.AV_CODEC_ID_VP8
+	case codecH265:
+		id = C.AV_CODEC_ID_HEVC
 	}
 	var c *C.physd_dec
-	if ret := C.physd_dec_new(&c, vp8, maxDecodePixels); ret < 0 {
+	if ret := C.physd_dec_new(&c, id, maxDecodePixels); ret < 0 {
 		return nil, fmt.Errorf("stream: opening %v decoder: %s: %w", codec, avErr(ret), ErrUnsupportedCodec)
 	}
 	return &videoDecoder{codec: codec, c: c}, nil
 }
 
 // decode feeds one complete access unit: a whole VP8 frame, or an H.264
-// access unit in Annex-B form with in-band SPS/PPS (what pion's
-// codecs.H264Packet depacketizer and samplebuilder produce). It returns
+// or H.265 access unit in Annex-B form with in-band parameter sets (what
+// pion's codecs.H264Packet and codecs.H265Depacketizer and samplebuilder
+// produce). It returns
 // the decoded picture's luma, w×h bytes tightly packed in a fresh slice
 // the caller owns, or w == 0 when the decoder produced no picture for this
 // input (e.g. H.264 inter frames before the first IDR). The size is that of
@@ -265,23 +304,24 @@ func newVideoDecoder(mime string) (*videoDecoder, error) {
 // senders do not reorder frames; a stream that does (B-frames) comes out
 // late by its reorder depth.
 //
-// An H.264 access unit of parameter sets only (SPS, PPS, SEI, AUD, as when
-// a sender gives them their own RTP timestamp) yields no picture and is
-// decoded together with the next access unit, because libavcodec rejects
-// a packet without a slice.
+// An access unit of parameter sets only (H.264 SPS, PPS, SEI, AUD; H.265
+// VPS, SPS, PPS, AUD, prefix SEI; as when a sender gives them their own RTP
+// timestamp) yields no picture and is decoded together with the next
+// access unit, because libavcodec rejects a packet without a slice.
 //
-// An H.264 picture may have any number of slices, all in au, in
-// increasing order of their first macroblock.
+// An H.264 or H.265 picture may have any number of slices, all in au, in
+// increasing order of their first macroblock or coding tree block.
 //
 // A corrupt, truncated or empty access unit, one whose references are
-// missing, or an H.264 picture missing slices or with slices repeated or
-// out of order, gives an error wrapping ErrCorruptFrame; the decoder then
+// missing, or an H.264 or H.265 picture missing slices or with slices
+// repeated or out of order, gives an error wrapping ErrCorruptFrame; the decoder then
 // starts afresh and produces pictures again from the next key frame (see
 // isKeyFrame). Every key frame is decoded by a fresh libavcodec decoder,
 // so nothing decoded before can affect it. What the bitstream cannot
 // reveal goes undetected: an inter frame after a lost frame decodes
 // against the wrong reference without error (VP8 has no frame numbers,
-// and libavcodec fills H.264 frame_num gaps silently), and bytes that
+// and libavcodec fills H.264 frame_num gaps and H.265 missing references
+// silently), and bytes that
 // happen to parse make a picture. The caller must therefore skip to the
 // next key frame after any RTP loss (pion's media.Sample.PrevDroppedPackets).
 // A picture format other than 8-bit luma gives an error wrapping
@@ -323,8 +363,8 @@ func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, 
 		return d.corrupt(fmt.Sprintf("access unit of %d bytes", len(au)))
 	}
 	var ret C.int
-	if d.codec == codecH264 {
-		if h264ParamsOnly(au) {
+	if d.codec == codecH264 || d.codec == codecH265 {
+		if d.codec.paramsOnly(au) {
 			if len(d.pending)+len(au) > maxPendingParams {
 				d.pending = d.pending[:0]
 				return d.corrupt(fmt.Sprintf("over %d bytes of parameter sets without a slice", maxPendingParams))
@@ -332,10 +372,10 @@ func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, 
 			d.pending = append(d.pending, au...)
 			return 0, 0, nil, nil
 		}
-		if !h264SlicesInOrder(au) {
+		if d.codec == codecH264 && !h264SlicesInOrder(au) {
 			return d.corrupt("slices out of order or repeated")
 		}
-		ret = d.sendH264(au)
+		ret = d.sendAnnexB(au)
 	} else {
 		key := codecVP8.isKeyFrame(au)
 		if key {
@@ -356,6 +396,14 @@ func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, 
 		return 0, 0, nil, fmt.Errorf("stream: %v decoder: %s: %w", d.codec, avErr(ret), ErrCorruptFrame)
 	}
 	if ret == 0 {
+		if d.codec == codecH265 && C.physd_dec_delay(d.c) == 0 {
+			// A stream that reorders nothing outputs each picture as it
+			// is decoded. libavcodec's H.265 decoder returns none, and no
+			// error, for a picture whose slices did not decode (measured:
+			// a key frame cut in half); the pictures after it would then
+			// decode against a reference that was never made.
+			return d.corrupt("no picture from an access unit with a slice")
+		}
 		return 0, 0, nil, nil
 	}
 	if C.physd_dec_luma_ok(d.c) == 0 {
@@ -388,22 +436,28 @@ func (d *videoDecoder) send(pkt []byte, key bool) C.int {
 	return C.physd_dec_decode(d.c, (*C.uint8_t)(unsafe.Pointer(&pkt[0])), C.int(len(pkt)), k, C.int64_t(d.pts))
 }
 
-// sendH264 decodes an H.264 access unit that has a slice, after the
-// pending parameter sets. When the C decoder is new (after an error) or
-// about to be rebuilt (for an IDR) and au lacks an SPS or PPS, the last
-// good ones go first, so that an IDR sent without in-band parameter sets
-// still decodes.
-func (d *videoDecoder) sendH264(au []byte) C.int {
-	key := codecH264.isKeyFrame(au)
-	var hasSPS, hasPPS bool
+// sendAnnexB decodes an H.264 or H.265 access unit that has a slice,
+// after the pending parameter sets. When the C decoder is new (after an
+// error) or about to be rebuilt (for a key frame) and au lacks one of the
+// codec's parameter sets, the last good ones go first, so that a key
+// frame sent without in-band parameter sets still decodes.
+func (d *videoDecoder) sendAnnexB(au []byte) C.int {
+	key := d.codec.isKeyFrame(au)
+	n := d.codec.paramSets()
+	var has [len(d.params)]bool
 	forEachNAL(au, func(nal []byte) bool {
-		hasSPS = hasSPS || nal[0]&0x1f == 7
-		hasPPS = hasPPS || nal[0]&0x1f == 8
+		if k := d.codec.paramSet(nal); k >= 0 {
+			has[k] = true
+		}
 		return true
 	})
 	d.buf = d.buf[:0]
-	if (key || d.c.ctx == nil || d.c.fresh != 0) && !(hasSPS && hasPPS) {
-		d.buf = append(append(d.buf, d.sps...), d.pps...)
+	if key || d.c.ctx == nil || d.c.fresh != 0 {
+		for k := range n {
+			if !has[k] {
+				d.buf = append(d.buf, d.params[k]...)
+			}
+		}
 	}
 	skip := len(d.buf)
 	pkt := append(append(d.buf, d.pending...), au...)
@@ -418,21 +472,17 @@ func (d *videoDecoder) sendH264(au []byte) C.int {
 	if ret < 0 {
 		return ret
 	}
-	var sps, pps []byte
+	var sets [len(d.params)][]byte
 	forEachNAL(pkt[skip:], func(nal []byte) bool {
-		switch nal[0] & 0x1f {
-		case 7:
-			sps = append(append(sps, 0, 0, 0, 1), nal...)
-		case 8:
-			pps = append(append(pps, 0, 0, 0, 1), nal...)
+		if k := d.codec.paramSet(nal); k >= 0 {
+			sets[k] = append(append(sets[k], 0, 0, 0, 1), nal...)
 		}
 		return true
 	})
-	if sps != nil && len(sps) <= maxPendingParams {
-		d.sps = sps
-	}
-	if pps != nil && len(pps) <= maxPendingParams {
-		d.pps = pps
+	for k, set := range sets[:n] {
+		if set != nil && len(set) <= maxPendingParams {
+			d.params[k] = set
+		}
 	}
 	return ret
 }
@@ -445,26 +495,7 @@ func (d *videoDecoder) close() {
 	}
 	C.physd_dec_free(d.c)
 	d.c = nil
-	d.pending, d.sps, d.pps, d.buf = nil, nil, nil, nil
-}
-
-// h264ParamsOnly reports whether an Annex-B access unit holds NAL units
-// and all of them are parameter sets or other non-picture data that
-// belong with the next slice: SEI (6), SPS (7), PPS (8), AUD (9), SPS
-// extension (13), subset SPS (15).
-func h264ParamsOnly(au []byte) bool {
-	n, ok := 0, true
-	forEachNAL(au, func(nal []byte) bool {
-		n++
-		switch nal[0] & 0x1f {
-		case 6, 7, 8, 9, 13, 15:
-			ok = nal[0]&0x80 == 0 // forbidden_zero_bit
-		default:
-			ok = false
-		}
-		return ok
-	})
-	return n > 0 && ok
+	d.pending, d.params, d.buf = nil, [3][]byte{}, nil
 }
 
 // h264SlicesInOrder reports whether the slices (NAL types 1 and 5) of an
@@ -536,3 +567,4 @@ func avErr(code C.int) string {
 	}
 	return C.GoString(&buf[0])
 }
+

@@ -18,12 +18,13 @@
 //     known (γ1, γ0), in real time or as fast as possible;
 //   - NewFileSource: a video file, paced by its presentation times or as
 //     fast as possible, optionally looping;
-//   - NewRTSPSource: an RTSP camera; H.264 and VP8 over rtsp:// or
+//   - NewRTSPSource: an RTSP camera; H.264, H.265 and VP8 over rtsp:// or
 //     rtsps:// (certificate checked, see CameraTLS) through a gortsplib
 //     client and the libavcodec decoder of the WebRTC sources, MJPEG
 //     through the same client and image/jpeg (so corrupt frames are
-//     counted and resolution changes followed), anything else (H.265)
-//     through OpenCV's FFmpeg backend;
+//     counted and resolution changes followed), anything else (MPEG-4,
+//     AV1, H.265 with interleaved NAL units) through OpenCV's FFmpeg
+//     backend;
 //   - NewV4L2Source: a local camera through OpenCV's V4L2 backend.
 //
 // Every Frame carries Seq (increasing by 1 per decoded frame: a jump means

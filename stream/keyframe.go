@@ -13,7 +13,7 @@ import (
 // return the same sentinels.
 var (
 	// ErrUnsupportedCodec reports a video codec (a MIME type other than
-	// VP8 or H.264) or a picture format (anything but 8-bit luma, e.g.
+	// VP8, H.264 or H.265) or a picture format (anything but 8-bit luma, e.g.
 	// 10-bit H.264) that the WebRTC decoder does not handle.
 	ErrUnsupportedCodec = errors.New("unsupported video codec")
 	// ErrCorruptFrame reports an access unit that the decoder rejected:
@@ -30,6 +30,7 @@ type videoCodec int
 const (
 	codecVP8 videoCodec = iota + 1
 	codecH264
+	codecH265
 )
 
 // String returns the codec's name as used in error messages.
@@ -39,6 +40,8 @@ func (c videoCodec) String() string {
 		return "VP8"
 	case codecH264:
 		return "H.264"
+	case codecH265:
+		return "H.265"
 	}
 	return "unknown codec"
 }
@@ -51,6 +54,8 @@ func parseVideoMime(mime string) (videoCodec, error) {
 		return codecVP8, nil
 	case strings.EqualFold(mime, webrtc.MimeTypeH264):
 		return codecH264, nil
+	case strings.EqualFold(mime, webrtc.MimeTypeH265):
+		return codecH265, nil
 	}
 	return 0, fmt.Errorf("stream: video decoder for %q: %w", mime, ErrUnsupportedCodec)
 }
@@ -67,6 +72,10 @@ const nalTypeIDR = 5 // coded slice of an IDR picture
 //     start code 0x9d 0x01 0x2a at bytes 3..5;
 //   - H.264 in Annex-B form: au contains an IDR slice (NAL type 5). An SPS
 //     or PPS alone does not count: it carries no picture.
+//   - H.265 in Annex-B form: au contains a slice of an IRAP picture (NAL
+//     types 16..21: BLA, IDR, CRA) of the base layer. A decoder starting at
+//     a CRA drops the leading pictures that reference what came before it
+//     (RASL), as the standard asks.
 //
 // Malformed input and unknown MIME types give false.
 func isKeyFrame(mime string, au []byte) bool {
@@ -86,6 +95,13 @@ func (c videoCodec) isKeyFrame(au []byte) bool {
 			// needs at least one byte of slice header after the NAL
 			// header.
 			found = len(nal) >= 2 && nal[0]&0x80 == 0 && nal[0]&0x1f == nalTypeIDR
+			return !found
+		})
+		return found
+	case codecH265:
+		found := false
+		forEachNAL(au, func(nal []byte) bool {
+			found = len(nal) >= 3 && h265Irap(nal) && h265LayerID(nal) == 0
 			return !found
 		})
 		return found
@@ -122,4 +138,73 @@ func forEachNAL(b []byte, fn func(nal []byte) bool) {
 			fn(b[start:end])
 		}
 	}
+}
+
+// paramSets returns how many kinds of parameter set a decoder of c needs
+// before its first picture: SPS and PPS for H.264; VPS, SPS and PPS for
+// H.265; none for VP8.
+func (c videoCodec) paramSets() int {
+	switch c {
+	case codecH264:
+		return 2
+	case codecH265:
+		return 3
+	}
+	return 0
+}
+
+// paramSet returns which of c's parameter sets the NAL unit nal (not
+// empty) is, numbered as paramSets counts them in the order given there,
+// or -1 when it is none.
+func (c videoCodec) paramSet(nal []byte) int {
+	switch c {
+	case codecH264:
+		switch nal[0] & 0x1f {
+		case 7:
+			return 0
+		case 8:
+			return 1
+		}
+	case codecH265:
+		switch h265Type(nal) {
+		case h265VPS:
+			return 0
+		case h265SPS:
+			return 1
+		case h265PPS:
+			return 2
+		}
+	}
+	return -1
+}
+
+// paramsOnly reports whether an Annex-B access unit of c holds only
+// parameter sets and other NAL units that belong with the next picture.
+func (c videoCodec) paramsOnly(au []byte) bool {
+	switch c {
+	case codecH264:
+		return h264ParamsOnly(au)
+	case codecH265:
+		return h265ParamsOnly(au)
+	}
+	return false
+}
+
+// h264ParamsOnly reports whether an Annex-B access unit holds NAL units
+// and all of them are parameter sets or other non-picture data that
+// belong with the next slice: SEI (6), SPS (7), PPS (8), AUD (9), SPS
+// extension (13), subset SPS (15).
+func h264ParamsOnly(au []byte) bool {
+	n, ok := 0, true
+	forEachNAL(au, func(nal []byte) bool {
+		n++
+		switch nal[0] & 0x1f {
+		case 6, 7, 8, 9, 13, 15:
+			ok = nal[0]&0x80 == 0 // forbidden_zero_bit
+		default:
+			ok = false
+		}
+		return ok
+	})
+	return n > 0 && ok
 }

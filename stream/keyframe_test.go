@@ -25,12 +25,13 @@ import (
 // decClipSpec describes a test clip: a simulated pendulum encoded by the
 // ffmpeg CLI, as a WebRTC sender would encode a camera.
 type decClipSpec struct {
-	mime    string   // webrtc.MimeTypeVP8 or webrtc.MimeTypeH264
+	mime    string   // webrtc.MimeTypeVP8, webrtc.MimeTypeH264 or webrtc.MimeTypeH265
 	size    int      // sim frame side in pixels
 	scale   string   // ffmpeg scale filter size "W:H", or "" for none
 	seconds float64  // clip length at 20 fps
 	gop     int      // key frame interval, exact (no scene-cut key frames)
 	quality []string // encoder rate-control arguments
+	x265    string   // extra libx265 parameters (H.265 only), e.g. "slices=4"
 }
 
 // decClip is an encoded test clip.
@@ -68,7 +69,8 @@ func decRun(tb testing.TB, bin string, args ...string) []byte {
 
 // decEncode renders spec's pendulum with the sim package, stores it as
 // YUV4MPEG2 (full-range luma, unchanged gray levels) and encodes it with
-// libvpx into IVF or with libx264 into an Annex-B stream, in dir.
+// libvpx into IVF or with libx264 or libx265 into an Annex-B stream, in
+// dir.
 func decEncode(tb testing.TB, dir string, spec decClipSpec) decClip {
 	tb.Helper()
 	ffmpeg := decNeedFFmpeg(tb, "ffmpeg")
@@ -108,6 +110,17 @@ func decEncode(tb testing.TB, dir string, spec decClipSpec) decClip {
 		args = append(args, "-c:v", "libx264", "-preset", "medium", "-tune", "zerolatency",
 			"-profile:v", "baseline", "-g", gop, "-keyint_min", gop, "-sc_threshold", "0", "-threads", "1")
 		args = append(append(args, spec.quality...), "-bsf:v", "h264_mp4toannexb", "-f", "h264", "file:"+out)
+	case webrtc.MimeTypeH265:
+		// What an IP camera sends: no B-frames, a closed GOP of IDRs at an
+		// exact spacing, and the VPS, SPS and PPS before every one.
+		out = filepath.Join(dir, fmt.Sprintf("clip%dx%d.h265", w, h))
+		params := "log-level=error:pools=1:frame-threads=1:bframes=0:scenecut=0:open-gop=0:repeat-headers=1:keyint=" +
+			gop + ":min-keyint=" + gop
+		if spec.x265 != "" {
+			params += ":" + spec.x265
+		}
+		args = append(args, "-c:v", "libx265", "-preset", "medium", "-x265-params", params)
+		args = append(append(args, spec.quality...), "-f", "hevc", "file:"+out)
 	default:
 		tb.Fatalf("mime %q", spec.mime)
 	}
@@ -117,10 +130,13 @@ func decEncode(tb testing.TB, dir string, spec decClipSpec) decClip {
 		tb.Fatal(err)
 	}
 	var aus [][]byte
-	if spec.mime == webrtc.MimeTypeVP8 {
+	switch spec.mime {
+	case webrtc.MimeTypeVP8:
 		aus = decReadIVF(tb, data)
-	} else {
+	case webrtc.MimeTypeH264:
 		aus = decReadAnnexB(tb, data)
+	default:
+		aus = decReadH265(data)
 	}
 	return decClip{src: frames, path: out, w: w, h: h, aus: aus}
 }
@@ -192,6 +208,42 @@ func decReadAnnexB(tb testing.TB, data []byte) [][]byte {
 	return aus
 }
 
+// decReadH265 groups an H.265 Annex-B stream's NAL units into access
+// units, each NAL behind a 4-byte start code as pion's H265Depacketizer
+// emits them. A new access unit starts at a VPS, SPS, PPS, AUD or prefix
+// SEI following a slice, or at a slice with first_slice_segment_in_pic_flag
+// (the first bit after the two-byte NAL header) following a slice: enough
+// for x265's pictures, of one slice or several.
+func decReadH265(data []byte) [][]byte {
+	var (
+		aus      [][]byte
+		cur      []byte
+		hasSlice bool
+	)
+	forEachNAL(data, func(nal []byte) bool {
+		t := h265Type(nal)
+		slice := t < 32
+		var starts bool
+		switch {
+		case slice:
+			starts = len(nal) > 2 && nal[2]&0x80 != 0
+		case t == h265VPS, t == h265SPS, t == h265PPS, t == h265AUD, t == h265PrefixSEI:
+			starts = true
+		}
+		if starts && hasSlice {
+			aus = append(aus, cur)
+			cur, hasSlice = nil, false
+		}
+		cur = append(append(cur, 0, 0, 0, 1), nal...)
+		hasSlice = hasSlice || slice
+		return true
+	})
+	if hasSlice {
+		aus = append(aus, cur)
+	}
+	return aus
+}
+
 // decProbeKeys returns ffprobe's key flag of each packet of a file, as
 // ffmpeg's own parsers (vp8, h264) set it.
 func decProbeKeys(tb testing.TB, path string) []bool {
@@ -207,7 +259,7 @@ func decProbeKeys(tb testing.TB, path string) []bool {
 
 func TestIsKeyFrameMatchesFFprobe(t *testing.T) {
 	const gop = 10
-	for _, mime := range []string{webrtc.MimeTypeVP8, webrtc.MimeTypeH264} {
+	for _, mime := range []string{webrtc.MimeTypeVP8, webrtc.MimeTypeH264, webrtc.MimeTypeH265} {
 		t.Run(mime, func(t *testing.T) {
 			c := decEncode(t, t.TempDir(), decClipSpec{mime: mime, size: 64, seconds: 3, gop: gop})
 			keys := decProbeKeys(t, c.path)
@@ -219,15 +271,13 @@ func TestIsKeyFrameMatchesFFprobe(t *testing.T) {
 				if got != keys[i] || got != (i%gop == 0) {
 					t.Errorf("frame %d: isKeyFrame %v, ffprobe key %v, want key every %d frames", i, got, keys[i], gop)
 				}
-				if mime == webrtc.MimeTypeH264 {
-					// Pion's depacketiser emits the SPS and PPS as
+				if codec, _ := parseVideoMime(mime); codec.paramSets() > 0 {
+					// Pion's depacketiser emits the parameter sets as
 					// access units of their own when they arrive in
 					// separate packets: they must not count.
 					forEachNAL(au, func(nal []byte) bool {
-						if typ := nal[0] & 0x1f; typ == 7 || typ == 8 {
-							if isKeyFrame(mime, append([]byte{0, 0, 0, 1}, nal...)) {
-								t.Errorf("frame %d: NAL type %d alone counts as key frame", i, typ)
-							}
+						if codec.paramSet(nal) >= 0 && isKeyFrame(mime, append([]byte{0, 0, 0, 1}, nal...)) {
+							t.Errorf("frame %d: parameter set % x alone counts as key frame", i, nal[:2])
 						}
 						return true
 					})
@@ -297,13 +347,13 @@ func TestForEachNAL(t *testing.T) {
 }
 
 func TestNewVideoDecoderMime(t *testing.T) {
-	for _, mime := range []string{"video/VP9", "video/AV1", "video/H265", "audio/opus", "", "VP8"} {
+	for _, mime := range []string{"video/VP9", "video/AV1", "video/H266", "audio/opus", "", "VP8"} {
 		d, err := newVideoDecoder(mime)
 		if !errors.Is(err, ErrUnsupportedCodec) || d != nil {
 			t.Errorf("newVideoDecoder(%q) = %v, %v, want ErrUnsupportedCodec", mime, d, err)
 		}
 	}
-	for _, mime := range []string{webrtc.MimeTypeVP8, webrtc.MimeTypeH264, "video/vp8", "VIDEO/H264"} {
+	for _, mime := range []string{webrtc.MimeTypeVP8, webrtc.MimeTypeH264, webrtc.MimeTypeH265, "video/vp8", "VIDEO/H264", "video/h265"} {
 		d, err := newVideoDecoder(mime)
 		if !haveOpenCV {
 			if !errors.Is(err, ErrNoOpenCV) || d != nil {

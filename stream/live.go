@@ -63,17 +63,22 @@ type RTSPOptions struct {
 	TLS CameraTLS
 }
 
-// RTSPSource reads an RTSP camera. H.264 and VP8 streams over rtsp:// are
+// RTSPSource reads an RTSP camera. H.264, H.265 and VP8 streams are
 // received by a gortsplib client and decoded by libavcodec, as WebRTC
 // tracks are: an access unit that does not decode is skipped with the
 // frames that depend on it, counted in DecodeErrors, and marked by a jump
-// in Seq; pictures keep their size when the camera changes it mid-stream.
+// in Seq, as is a frame that lost RTP packets; pictures keep their size
+// when the camera changes it mid-stream. (libavcodec 5.1's H.265 decoder
+// does not notice a slice damaged inside its data or a picture missing a
+// slice other than its first; over RTP such damage comes from lost
+// packets, which the jitter buffer sees.)
 // MJPEG over rtsp:// goes through the same client, each picture decoded on
 // its own by image/jpeg, with the same counting and sizes. Over rtsps://
 // the client checks the camera's certificate as RTSPOptions.TLS says, and
 // a refused certificate ends Run with an error wrapping ErrUntrusted that
 // names its fingerprint.
-// Other streams (H.265) are read through OpenCV's FFmpeg backend, which
+// Other streams (MPEG-4, AV1, H.265 with sprop-max-don-diff) are read
+// through OpenCV's FFmpeg backend, which
 // conceals corrupt frames, keeps the first picture size and checks no
 // certificate: over rtsps:// physd reads them only with
 // TLS.InsecureSkipVerify, and otherwise fails with ErrUntrusted. Frame times
@@ -92,8 +97,8 @@ type RTSPSource struct {
 }
 
 // DecodeErrors returns how many access units were rejected as corrupt or
-// undecodable since the source was created (H.264, VP8 and MJPEG streams
-// over rtsp://; OpenCV conceals the errors of other streams, which count 0).
+// undecodable since the source was created (H.264, H.265, VP8 and MJPEG
+// streams; OpenCV conceals the errors of other streams, which count 0).
 func (s *RTSPSource) DecodeErrors() int64 { return s.decodeErrs.Load() }
 
 // NewRTSPSource checks the URL (rtsp:// or rtsps:// with a host) and the

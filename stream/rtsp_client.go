@@ -25,7 +25,7 @@ import (
 const rtpQueue = 1024
 
 // errNotNative reports a stream the native RTSP client does not decode
-// (no H.264, VP8 or MJPEG track, or rtsps://); RTSPSource.Run then reads it
+// (no H.264, H.265, VP8 or MJPEG track); RTSPSource.Run then reads it
 // through OpenCV.
 var errNotNative = errors.New("not for the native RTSP client")
 
@@ -104,6 +104,7 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 	}
 	var (
 		h264  *format.H264
+		h265  *format.H265
 		vp8   *format.VP8
 		mjpeg *format.MJPEG
 		mime  string
@@ -112,6 +113,11 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 	medi := desc.FindFormat(&h264)
 	if medi != nil {
 		mime, fm = webrtc.MimeTypeH264, h264
+	} else if medi = desc.FindFormat(&h265); medi != nil && h265.MaxDONDiff == 0 {
+		// With sprop-max-don-diff the sender may send NAL units out of
+		// decoding order, numbered by DON fields, which pion's
+		// depacketiser does not reorder; OpenCV's FFmpeg does.
+		mime, fm = webrtc.MimeTypeH265, h265
 	} else if medi = desc.FindFormat(&vp8); medi != nil {
 		mime, fm = webrtc.MimeTypeVP8, vp8
 	} else if medi = desc.FindFormat(&mjpeg); medi != nil {
@@ -119,7 +125,7 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 	} else if u.Scheme == "rtsps" && !s.opt.TLS.InsecureSkipVerify {
 		// OpenCV's FFmpeg would reconnect without checking the certificate.
 		return s.wrap(fmt.Errorf("rtsps://: the stream is %s, which physd reads through OpenCV, and OpenCV does not check the camera's certificate; "+
-			"send H.264, VP8 or MJPEG, or set tls.insecure_skip_verify to accept the stream unchecked: %w", formatNames(desc), ErrUntrusted))
+			"send H.264, H.265 without sprop-max-don-diff, VP8 or MJPEG, or set tls.insecure_skip_verify to accept the stream unchecked: %w", formatNames(desc), ErrUntrusted))
 	} else {
 		return errNotNative
 	}
@@ -176,9 +182,12 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 			now: time.Now, decodeErrs: &s.decodeErrs, keepAtKeys: true,
 		}
 		r.stats.Codec = mime
-		if h264 != nil {
+		switch {
+		case h264 != nil:
 			sps, pps := h264.SafeParams()
 			r.params = annexB(sps, pps)
+		case mime == webrtc.MimeTypeH265:
+			r.params = annexB(h265.SafeParams())
 		}
 		err = r.run(ctx, read, setDeadline, emit)
 		n = r.Stats().Frames

@@ -20,28 +20,32 @@ import (
 	"github.com/bluenviron/gortsplib/v5/pkg/description"
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 	"github.com/pion/rtp"
+	"github.com/pion/webrtc/v4"
 
 	"github.com/physd/physd/internal/rtspserver"
 )
 
-// h264Clip is an H.264 stream encoded by ffmpeg: its access units (NAL
-// units without start codes) and the pictures ffmpeg decodes from it.
-type h264Clip struct {
+// rtpClip is an H.264 or H.265 stream encoded by ffmpeg: its access units
+// (NAL units without start codes) and the pictures ffmpeg decodes from it.
+type rtpClip struct {
+	mime string // webrtc.MimeTypeH264 or webrtc.MimeTypeH265
 	aus  [][][]byte
 	refs []*image.Gray
 }
 
-// encodeH264 encodes n frames of ffmpeg's testsrc2 pattern at w×h, 20 fps,
-// as H.264 without B-frames, a key frame every gop frames with in-band
-// parameter sets, and decodes them back with ffmpeg as the reference.
-func encodeH264(t *testing.T, w, h, n, gop int) h264Clip {
+// encodeClip encodes n frames of ffmpeg's testsrc2 pattern at w×h, 20 fps,
+// with libx264 or libx265 (mime), without B-frames, an access unit
+// delimiter before every picture, a key frame every gop frames with
+// in-band parameter sets, and decodes them back with ffmpeg as the
+// reference.
+func encodeClip(t *testing.T, mime string, w, h, n, gop int) rtpClip {
 	t.Helper()
 	bin, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		t.Skip("ffmpeg not installed")
 	}
 	dir := t.TempDir()
-	es := filepath.Join(dir, "clip.h264")
+	es := filepath.Join(dir, "clip.es")
 	run := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(bin, append([]string{"-hide_banner", "-nostdin", "-loglevel", "error", "-y"}, args...)...)
@@ -49,9 +53,21 @@ func encodeH264(t *testing.T, w, h, n, gop int) h264Clip {
 			t.Fatalf("ffmpeg %v: %v\n%s", args, err, out)
 		}
 	}
-	run("-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=20", w, h), "-frames:v", fmt.Sprint(n),
-		"-c:v", "libx264", "-preset", "veryfast", "-bf", "0", "-g", fmt.Sprint(gop), "-pix_fmt", "yuv420p",
-		"-x264-params", "aud=1:repeat-headers=1:threads=1", "-f", "h264", "file:"+es)
+	args := []string{"-f", "lavfi", "-i", fmt.Sprintf("testsrc2=size=%dx%d:rate=20", w, h), "-frames:v", fmt.Sprint(n), "-pix_fmt", "yuv420p"}
+	codec := codecH264
+	switch mime {
+	case webrtc.MimeTypeH264:
+		args = append(args, "-c:v", "libx264", "-preset", "veryfast", "-bf", "0", "-g", fmt.Sprint(gop),
+			"-x264-params", "aud=1:repeat-headers=1:threads=1", "-f", "h264")
+	case webrtc.MimeTypeH265:
+		codec = codecH265
+		args = append(args, "-c:v", "libx265", "-preset", "veryfast", "-x265-params",
+			fmt.Sprintf("log-level=error:pools=1:frame-threads=1:aud=1:repeat-headers=1:bframes=0:open-gop=0:scenecut=0:keyint=%d:min-keyint=%d", gop, gop),
+			"-f", "hevc")
+	default:
+		t.Fatalf("mime %q", mime)
+	}
+	run(append(args, "file:"+es)...)
 	raw := filepath.Join(dir, "clip.gray")
 	run("-i", "file:"+es, "-f", "rawvideo", "-pix_fmt", "gray", "file:"+raw)
 
@@ -59,10 +75,10 @@ func encodeH264(t *testing.T, w, h, n, gop int) h264Clip {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c h264Clip
+	c := rtpClip{mime: mime}
 	forEachNAL(b, func(nal []byte) bool {
-		if nal[0]&0x1f == 9 { // access unit delimiter: a new access unit
-			c.aus = append(c.aus, nil)
+		if aud := codec == codecH264 && nal[0]&0x1f == 9 || codec == codecH265 && h265Type(nal) == h265AUD; aud {
+			c.aus = append(c.aus, nil) // a new access unit
 		} else if len(c.aus) > 0 {
 			c.aus[len(c.aus)-1] = append(c.aus[len(c.aus)-1], nal)
 		}
@@ -81,34 +97,37 @@ func encodeH264(t *testing.T, w, h, n, gop int) h264Clip {
 	return c
 }
 
-// paramSets returns the SPS and PPS of an access unit.
-func paramSets(au [][]byte) (sps, pps []byte) {
-	for _, nal := range au {
-		switch nal[0] & 0x1f {
-		case 7:
-			sps = nal
-		case 8:
-			pps = nal
+// sdpFormat returns the RTSP format of clip, with the first access unit's
+// parameter sets.
+func (c rtpClip) sdpFormat() format.Format {
+	codec, _ := parseVideoMime(c.mime)
+	var ps [3][]byte
+	for _, nal := range c.aus[0] {
+		if k := codec.paramSet(nal); k >= 0 {
+			ps[k] = nal
 		}
 	}
-	return sps, pps
+	if codec == codecH265 {
+		return &format.H265{PayloadTyp: 96, VPS: ps[0], SPS: ps[1], PPS: ps[2]}
+	}
+	return &format.H264{PayloadTyp: 96, PacketizationMode: 1, SPS: ps[0], PPS: ps[1]}
 }
 
-// publishAUs publishes access units to path "cam" of srv as an RTSP
+// publishAUs publishes clip's access units to path "cam" of srv as an RTSP
 // publisher (ANNOUNCE, RECORD) once a reader plays it, frame i at RTP time
 // i × 50 ms, 10 ms of wall time apart. mangle, if set, may replace each
 // access unit before it is packetised, as a faulty camera would. The SDP
-// carries the first access unit's SPS and PPS. It returns when every
+// carries the first access unit's parameter sets. It returns when every
 // packet is sent.
-func publishAUs(ctx context.Context, t *testing.T, srv *rtspserver.Server, aus [][][]byte, mangle func(frame int, au [][]byte) [][]byte) error {
-	return publishPackets(ctx, srv, aus, mangle, nil)
+func publishAUs(ctx context.Context, t *testing.T, srv *rtspserver.Server, clip rtpClip, mangle func(frame int, au [][]byte) [][]byte) error {
+	return publishPackets(ctx, srv, clip, mangle, nil)
 }
 
-// publishPackets is publishAUs, with mangleRTP, if set, altering each
-// frame's RTP packets as a broken sender would.
-func publishPackets(ctx context.Context, srv *rtspserver.Server, aus [][][]byte, mangle func(frame int, au [][]byte) [][]byte, mangleRTP func(frame int, pkts []*rtp.Packet)) error {
-	sps, pps := paramSets(aus[0])
-	forma := &format.H264{PayloadTyp: 96, PacketizationMode: 1, SPS: sps, PPS: pps}
+// publishPackets is publishAUs, with mangleRTP, if set, altering or
+// dropping each frame's RTP packets as a broken sender or network would:
+// the packets it returns are sent.
+func publishPackets(ctx context.Context, srv *rtspserver.Server, clip rtpClip, mangle func(frame int, au [][]byte) [][]byte, mangleRTP func(frame int, pkts []*rtp.Packet) []*rtp.Packet) error {
+	forma := clip.sdpFormat()
 	desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo, Formats: []format.Format{forma}}}}
 	proto := gortsplib.ProtocolTCP
 	// The publisher is the test's own; it trusts the test server's
@@ -118,9 +137,20 @@ func publishPackets(ctx context.Context, srv *rtspserver.Server, aus [][][]byte,
 		return fmt.Errorf("publisher: %w", err)
 	}
 	defer pub.Close()
-	enc, err := forma.CreateEncoder()
-	if err != nil {
-		return err
+	var encode func([][]byte) ([]*rtp.Packet, error)
+	switch f := forma.(type) {
+	case *format.H264:
+		enc, err := f.CreateEncoder()
+		if err != nil {
+			return err
+		}
+		encode = enc.Encode
+	case *format.H265:
+		enc, err := f.CreateEncoder()
+		if err != nil {
+			return err
+		}
+		encode = enc.Encode
 	}
 	for len(srv.ReaderTransports()) == 0 { // wait for the reader's PLAY
 		select {
@@ -131,16 +161,16 @@ func publishPackets(ctx context.Context, srv *rtspserver.Server, aus [][][]byte,
 	}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
-	for i, au := range aus {
+	for i, au := range clip.aus {
 		if mangle != nil {
 			au = mangle(i, au)
 		}
-		pkts, err := enc.Encode(au)
+		pkts, err := encode(au)
 		if err != nil {
 			return err
 		}
 		if mangleRTP != nil {
-			mangleRTP(i, pkts)
+			pkts = mangleRTP(i, pkts)
 		}
 		for _, p := range pkts {
 			p.Timestamp = uint32(1e6 + i*4500)
@@ -197,22 +227,32 @@ func checkAgainst(t *testing.T, f Frame, pre Preprocess, refs []*image.Gray) int
 	return i
 }
 
+// rtpMimes are the codecs the native RTSP client decodes from NAL units.
+var rtpMimes = []string{webrtc.MimeTypeH264, webrtc.MimeTypeH265}
+
 // TestRTSPResolutionChange: a camera switches from 64×48 to 96×64 in the
-// middle of a session, sending the new SPS and PPS in-band. Every frame
+// middle of a session, sending the new parameter sets in-band. Every frame
 // comes through at its own size, 50 ms apart, as the pictures it was.
 func TestRTSPResolutionChange(t *testing.T) {
+	for _, mime := range rtpMimes {
+		t.Run(mime, func(t *testing.T) { testRTSPResolutionChange(t, mime) })
+	}
+}
+
+func testRTSPResolutionChange(t *testing.T, mime string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	small, large := encodeH264(t, 64, 48, 20, 10), encodeH264(t, 96, 64, 20, 10)
-	aus := append(append([][][]byte{}, small.aus...), large.aus...)
+	small, large := encodeClip(t, mime, 64, 48, 20, 10), encodeClip(t, mime, 96, 64, 20, 10)
+	clip := rtpClip{mime: mime, aus: append(append([][][]byte{}, small.aus...), large.aus...)}
 	refs := append(append([]*image.Gray{}, small.refs...), large.refs...)
+	aus := clip.aus
 	srv, err := rtspserver.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	pubErr := make(chan error, 1)
-	go func() { pubErr <- publishAUs(ctx, t, srv, aus, nil) }()
+	go func() { pubErr <- publishAUs(ctx, t, srv, clip, nil) }()
 	if err := srv.WaitPublished(ctx, "cam"); err != nil {
 		t.Fatal(err)
 	}
@@ -249,33 +289,49 @@ func TestRTSPResolutionChange(t *testing.T) {
 	}
 }
 
-// TestRTSPCorruptFrames: a camera sends two corrupt access units in
-// well-formed RTP, an inter frame cut short and a key frame with garbage
-// in its second half, and one frame whose RTP payload does not
-// depacketise (an unknown NAL type). All three are rejected and counted;
-// no damaged picture comes out, the frames that depend on them are
-// skipped (a jump in Seq marks the gap), and decoding resumes at the next
-// key frame.
+// TestRTSPCorruptFrames: a camera damages an inter frame (15) and a key
+// frame (30), and sends one frame (45) whose RTP payload does not
+// depacketise (H.264: an unknown NAL type; H.265: an aggregation packet
+// too short to hold a unit). H.264 damages them in well-formed RTP, the
+// inter frame cut short and the key frame with garbage in its second
+// half, which the decoder rejects. H.265 loses RTP packets instead, the
+// inter frame's last and one inside the key frame: libavcodec 5.1's H.265
+// decoder does not see a slice cut short or garbled inside its data
+// (TestVideoDecoderTruncated), so for H.265 it is the jitter buffer that
+// sees the damage. No damaged picture comes out, the frames that depend
+// on the damaged ones are skipped (a jump in Seq marks the gap), decoding
+// resumes at the next key frame, and every frame the decoder rejects is
+// counted.
 func TestRTSPCorruptFrames(t *testing.T) {
+	for _, mime := range rtpMimes {
+		t.Run(mime, func(t *testing.T) { testRTSPCorruptFrames(t, mime) })
+	}
+}
+
+func testRTSPCorruptFrames(t *testing.T, mime string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	clip := encodeH264(t, 96, 64, 60, 10)
+	clip := encodeClip(t, mime, 96, 64, 60, 10)
+	codec, _ := parseVideoMime(mime)
 	bad := map[int]bool{15: true, 30: true} // an inter frame, a key frame
-	garble := func(frame int, au [][]byte) [][]byte {
-		if !bad[frame] {
-			return au
-		}
-		out := make([][]byte, len(au))
-		for k, nal := range au {
-			nal = bytes.Clone(nal)
-			if typ := nal[0] & 0x1f; typ == 1 {
-				nal = nal[:len(nal)/2]
-			} else if typ == 5 {
-				copy(nal[len(nal)/2:], bytes.Repeat([]byte{0xff, 0x00, 0x5a}, len(nal)))
+	var garble func(frame int, au [][]byte) [][]byte
+	if codec == codecH264 {
+		garble = func(frame int, au [][]byte) [][]byte {
+			if !bad[frame] {
+				return au
 			}
-			out[k] = nal
+			out := make([][]byte, len(au))
+			for k, nal := range au {
+				nal = bytes.Clone(nal)
+				if typ := nal[0] & 0x1f; typ == 1 {
+					nal = nal[:len(nal)/2]
+				} else if typ == 5 {
+					copy(nal[len(nal)/2:], bytes.Repeat([]byte{0xff, 0x00, 0x5a}, len(nal)))
+				}
+				out[k] = nal
+			}
+			return out
 		}
-		return out
 	}
 	srv, err := rtspserver.Start(ctx)
 	if err != nil {
@@ -284,12 +340,24 @@ func TestRTSPCorruptFrames(t *testing.T) {
 	defer srv.Close()
 	pubErr := make(chan error, 1)
 	const badRTP = 45
-	breakRTP := func(frame int, pkts []*rtp.Packet) {
-		if frame == badRTP {
-			pkts[0].Payload = append([]byte{pkts[0].Payload[0]&0xe0 | 30}, pkts[0].Payload[1:]...)
-		}
+	wantDecodeErrors := len(bad) + 1
+	if codec == codecH265 {
+		wantDecodeErrors = 1 // the losses count as lost frames
 	}
-	go func() { pubErr <- publishPackets(ctx, srv, clip.aus, garble, breakRTP) }()
+	breakRTP := func(frame int, pkts []*rtp.Packet) []*rtp.Packet {
+		switch {
+		case frame == badRTP && codec == codecH265:
+			pkts[0].Payload = []byte{48 << 1, 1, 0} // an aggregation packet's header, no unit
+		case frame == badRTP:
+			pkts[0].Payload = append([]byte{pkts[0].Payload[0]&0xe0 | 30}, pkts[0].Payload[1:]...)
+		case bad[frame] && codec == codecH265 && len(pkts) > 2:
+			return append(pkts[:1:1], pkts[2:]...)
+		case bad[frame] && codec == codecH265:
+			return pkts[:len(pkts)-1]
+		}
+		return pkts
+	}
+	go func() { pubErr <- publishPackets(ctx, srv, clip, garble, breakRTP) }()
 	if err := srv.WaitPublished(ctx, "cam"); err != nil {
 		t.Fatal(err)
 	}
@@ -308,8 +376,8 @@ func TestRTSPCorruptFrames(t *testing.T) {
 		pics = append(pics, checkAgainst(t, f, pre, clip.refs))
 	}
 	t.Logf("Run: %v; decode errors %d; pictures %v", err, src.DecodeErrors(), pics)
-	if n := src.DecodeErrors(); n != int64(len(bad)+1) {
-		t.Errorf("DecodeErrors = %d, want %d (one per broken frame)", n, len(bad)+1)
+	if n := src.DecodeErrors(); n != int64(wantDecodeErrors) {
+		t.Errorf("DecodeErrors = %d, want %d", n, wantDecodeErrors)
 	}
 	// Every frame but the garbled ones up to their next key frame, in order,
 	// and but the last, which the jitter buffer releases only when the next

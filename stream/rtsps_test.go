@@ -22,6 +22,8 @@ import (
 	"github.com/bluenviron/gortsplib/v5/pkg/description"
 	"github.com/bluenviron/gortsplib/v5/pkg/format"
 
+	"github.com/pion/webrtc/v4"
+
 	"github.com/physd/physd/internal/rtspserver"
 )
 
@@ -66,7 +68,7 @@ func TestRTSPSCertificate(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(leaf)
 	other := sha256.Sum256([]byte("another camera"))
-	clip := encodeH264(t, 64, 48, 30, 10)
+	clip := encodeClip(t, webrtc.MimeTypeH264, 64, 48, 30, 10)
 	pre := Preprocess{Size: 32}
 
 	// serve starts an RTSPS server publishing clip once a reader plays.
@@ -77,7 +79,7 @@ func TestRTSPSCertificate(t *testing.T) {
 		}
 		t.Cleanup(srv.Close)
 		pubErr := make(chan error, 1)
-		go func() { pubErr <- publishAUs(ctx, t, srv, clip.aus, nil) }()
+		go func() { pubErr <- publishAUs(ctx, t, srv, clip, nil) }()
 		if err := srv.WaitPublished(ctx, "cam"); err != nil {
 			t.Fatal(err)
 		}
@@ -149,14 +151,14 @@ func TestRTSPSCertificate(t *testing.T) {
 		})
 	}
 
-	t.Run("refused/H.265 through OpenCV", func(t *testing.T) {
+	t.Run("refused/AV1 through OpenCV", func(t *testing.T) {
 		srv, err := rtspserver.StartTLS(ctx, &tls.Config{Certificates: []tls.Certificate{cert}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer srv.Close()
 		desc := &description.Session{Medias: []*description.Media{{Type: description.MediaTypeVideo,
-			Formats: []format.Format{&format.H265{PayloadTyp: 96}}}}}
+			Formats: []format.Format{&format.AV1{PayloadTyp: 96}}}}}
 		proto := gortsplib.ProtocolTCP
 		pub := &gortsplib.Client{Protocol: &proto, TLSConfig: &tls.Config{InsecureSkipVerify: true}}
 		if err := pub.StartRecording(srv.URL("cam"), desc); err != nil {
@@ -169,8 +171,8 @@ func TestRTSPSCertificate(t *testing.T) {
 		}
 		got, err := readRTSP(ctx, src, 1)
 		t.Logf("%d frames, %v", len(got), err)
-		if len(got) != 0 || !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "H265") {
-			t.Fatalf("got %d frames and %v, want none and an error wrapping ErrUntrusted naming H265", len(got), err)
+		if len(got) != 0 || !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "AV1") {
+			t.Fatalf("got %d frames and %v, want none and an error wrapping ErrUntrusted naming AV1", len(got), err)
 		}
 	})
 }

@@ -64,8 +64,8 @@ type trackReader struct {
 	// decodeErrs, when set, is the source's running total of decode
 	// errors, which outlives each session's reader.
 	decodeErrs *atomic.Int64
-	// params, when set, are H.264 parameter sets (Annex-B SPS and PPS)
-	// from the session description, for senders that send them only
+	// params, when set, are H.264 or H.265 parameter sets (Annex-B SPS
+	// and PPS, with the VPS first for H.265) from the session description, for senders that send them only
 	// there (RTSP's sprop-parameter-sets).
 	params []byte
 	// keepAtKeys is videoDecoder.keepAtKeys: set for senders that may
@@ -123,6 +123,8 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 		depack = &codecs.VP8Packet{}
 	case strings.ToLower(webrtc.MimeTypeH264):
 		depack = &codecs.H264Packet{}
+	case strings.ToLower(webrtc.MimeTypeH265):
+		depack = &h265Depacketizer{}
 	default:
 		return fmt.Errorf("%s: track codec %s: %w", r.name, r.mime, ErrUnsupportedCodec)
 	}
@@ -284,6 +286,16 @@ func (d *checkedDepacketizer) Unmarshal(packet []byte) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// h265Depacketizer is pion's H.265 depacketiser with the end of an
+// access unit where RFC 7798 §4.1 puts it, at the RTP marker bit. pion's
+// own ends a partition at the last fragment of every fragmented NAL unit,
+// so the samplebuilder would split a picture whose parameter sets or
+// slices are fragmented into several samples.
+type h265Depacketizer struct{ codecs.H265Depacketizer }
+
+// IsPartitionTail implements rtp.Depacketizer.
+func (*h265Depacketizer) IsPartitionTail(marker bool, _ []byte) bool { return marker }
 
 // corrupt counts a frame that did not decode (in the track's stats and
 // the source's total) and asks the sender for a key frame.
