@@ -567,4 +567,3 @@ func avErr(code C.int) string {
 	}
 	return C.GoString(&buf[0])
 }
-
