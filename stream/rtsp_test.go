@@ -72,10 +72,36 @@ func nearestFrame(f Frame, refs []Frame) (int, float64) {
 	return best, bestD
 }
 
+// TestRTSPEndToEnd: ffmpeg publishes a lossless pendulum clip to a
+// loopback RTSP server, as H.264 and as H.265 (libx265's defaults: B-frames
+// and an open GOP, CRA key frames with leading pictures), and the source
+// reads it over TCP until the server hangs.
 func TestRTSPEndToEnd(t *testing.T) {
+	for _, codec := range []string{"H.264", "H.265"} {
+		t.Run(codec, func(t *testing.T) { testRTSPEndToEnd(t, codec) })
+	}
+}
+
+// h265File re-encodes a video file as lossless H.265 in MP4 with
+// libx265's defaults otherwise.
+func h265File(t *testing.T, ctx context.Context, file string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "pendulum-h265.mp4")
+	cmd := exec.CommandContext(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", "file:"+file,
+		"-c:v", "libx265", "-x265-params", "lossless=1:log-level=error:pools=1:frame-threads=1", "-pix_fmt", "yuv420p", "file:"+out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, msg)
+	}
+	return out
+}
+
+func testRTSPEndToEnd(t *testing.T, codec string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	file, clip := pendulumClip(t, ctx)
+	if codec == "H.265" {
+		file = h265File(t, ctx, file)
+	}
 	srv := startPublished(t, ctx, file)
 
 	const timeout = 2 * time.Second
