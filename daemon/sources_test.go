@@ -10,6 +10,7 @@ import (
 	"image"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,11 +117,13 @@ func TestFileSourceEndToEnd(t *testing.T) {
 }
 
 // TestRTSPEndToEnd: a real RTSP server on loopback, ffmpeg publishing an
-// H.264 underdamped pendulum in a loop, physd ingesting it over RTSP and a
-// NATS subscriber receiving certified estimates within the estimator's
-// accuracy, plus diagnostics for windows that were not certified (the
-// loop seam jumps the pendulum back to its release). Then the publisher
-// stops: the camera goes offline and physd keeps running.
+// underdamped pendulum in a loop as H.264 and, on a second path, as H.265
+// (libx265, lossless), physd ingesting both over RTSP and a NATS
+// subscriber receiving certified estimates from both cameras within the
+// estimator's accuracy, plus diagnostics for windows that were not
+// certified (the loop seam jumps the pendulum back to its release). Then
+// the H.264 publisher stops: that camera goes offline and physd keeps
+// running.
 func TestRTSPEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams for tens of seconds")
@@ -133,17 +136,36 @@ func TestRTSPEndToEnd(t *testing.T) {
 	}
 	defer srv.Close()
 	url, stopPub := publishReleases(ctx, t, srv)
+	h265 := filepath.Join(t.TempDir(), "pendulum-h265.mp4")
+	cmd := exec.CommandContext(ctx, "ffmpeg", "-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", "file:"+twoReleases(ctx, t),
+		"-c:v", "libx265", "-x265-params", "lossless=1:log-level=error:pools=1:frame-threads=1", "-pix_fmt", "yuv420p", "file:"+h265)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ffmpeg: %v\n%s", err, msg)
+	}
+	rtspserver.Publish(ctx, t, srv.URL("cable265"), h265)
+	if err := srv.WaitPublished(ctx, "cable265"); err != nil {
+		t.Fatal(err)
+	}
 
 	cfg := testConfig()
-	cfg.Cameras = []config.Camera{rtspCamera("cable", url)}
+	cfg.Cameras = []config.Camera{rtspCamera("cable", url), rtspCamera("cable265", srv.URL("cable265"))}
 	r := start(t, cfg, t.TempDir())
 	c := collect(t, r.d.NATSURL())
-	checkStream(t, c, 100*time.Second)
-	// H.264 over rtsp:// goes through physd's own decoder, which counts
-	// rejected frames: a clean stream has the series, at 0.
+	waitFor(t, 100*time.Second, "a certified estimate from each camera", func() bool {
+		seen := map[string]bool{}
+		for _, e := range estimates(t, c) {
+			seen[e.Camera] = true
+		}
+		return seen["cable"] && seen["cable265"]
+	})
+	checkStream(t, c, 30*time.Second)
+	// H.264 and H.265 over rtsp:// go through physd's own decoder, which
+	// counts rejected frames: a clean stream has the series, at 0.
 	m := scrape(t, "http://"+r.d.HTTPAddr())
-	if v, ok := m[`physd_decode_errors_total{camera="cable"}`]; !ok || v != 0 {
-		t.Errorf("physd_decode_errors_total for cable = %v (present %v), want 0", v, ok)
+	for _, cam := range []string{"cable", "cable265"} {
+		if v, ok := m[`physd_decode_errors_total{camera="`+cam+`"}`]; !ok || v != 0 {
+			t.Errorf("physd_decode_errors_total for %s = %v (present %v), want 0", cam, v, ok)
+		}
 	}
 	// The camera stops sending: physd says so and keeps running.
 	stopPub()
