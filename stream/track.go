@@ -65,8 +65,9 @@ type trackReader struct {
 	// errors, which outlives each session's reader.
 	decodeErrs *atomic.Int64
 	// params, when set, are H.264 or H.265 parameter sets (Annex-B SPS
-	// and PPS, with the VPS first for H.265) from the session description, for senders that send them only
-	// there (RTSP's sprop-parameter-sets).
+	// and PPS, with the VPS first for H.265) from the session
+	// description, for senders that send them only there (RTSP's
+	// sprop-parameter-sets).
 	params []byte
 	// keepAtKeys is videoDecoder.keepAtKeys: set for senders that may
 	// reorder pictures.
