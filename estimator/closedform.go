@@ -103,14 +103,14 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 // their extremes — needs a readout no dozen smooth modes spans; the
 // residual's principal directions carry exactly that detail. The cosine
 // modes are orthogonal over the pixel grid, so the residual is a
-// projection.
+// projection. x is overwritten with that residual: the caller is done
+// with it, and a copy would be the fit's largest allocation.
 func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 	if kept >= limit {
 		return kept
 	}
 	wd := data(e.W)
-	res := make([]float64, len(x))
-	copy(res, x)
+	res := x
 	for j := range kept {
 		row := wd[j*e.P : (j+1)*e.P]
 		var nn float64

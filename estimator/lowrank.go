@@ -67,7 +67,7 @@ func (e *LowRank) Params() []*nn.Param {
 // lowRankPass holds one forward pass's intermediates for Backward.
 type lowRankPass struct {
 	n      int
-	x      []float64 // centred frames, n×P
+	frames [][]float64 // the input, re-centred block by block in backward; nil when W is frozen
 	h      []float64 // n×K
 	pre    []float64 // n×Hid
 	hidden []float64 // n×Hid
@@ -95,30 +95,62 @@ func (e *LowRank) Encode(frames [][]float64) ([]float64, error) {
 
 // Features returns h = W(x − μ) for each frame, n×K row-major.
 func (e *LowRank) Features(frames [][]float64) ([]float64, error) {
-	x, err := e.centred(frames)
-	if err != nil {
+	if err := e.checkFrames(frames); err != nil {
 		return nil, err
 	}
-	return e.features(x, len(frames)), nil
+	return e.features(frames), nil
 }
 
-func (e *LowRank) features(x []float64, n int) []float64 {
-	h := make([]float64, n*e.K)
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas64.General{Rows: n, Cols: e.P, Stride: e.P, Data: x},
-		blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: data(e.W)},
-		0, blas64.General{Rows: n, Cols: e.K, Stride: e.K, Data: h})
+func (e *LowRank) checkFrames(frames [][]float64) error {
+	for i, f := range frames {
+		if len(f) != e.P {
+			return fmt.Errorf("low-rank encoder: frame %d has %d pixels, want %d", i, len(f), e.P)
+		}
+	}
+	return nil
+}
+
+// centredBlock is how many frames are centred at a time. The features and
+// W's gradient are block products over a buffer of this many frames, not
+// over a centred copy of the whole window, which every training step
+// would otherwise allocate (3 MB for 94 frames of 64×64) and which set
+// the estimator's peak memory.
+const centredBlock = 16
+
+// eachBlock calls fn with consecutive blocks of centred frames, starting
+// at frame i0; x is only valid during the call. Frame sizes must have
+// been checked.
+func (e *LowRank) eachBlock(frames [][]float64, fn func(i0 int, x blas64.General)) {
+	rows := min(centredBlock, len(frames))
+	buf := make([]float64, rows*e.P)
+	for i0 := 0; i0 < len(frames); i0 += rows {
+		r := min(rows, len(frames)-i0)
+		for i, f := range frames[i0 : i0+r] {
+			row := buf[i*e.P : (i+1)*e.P]
+			for j, v := range f {
+				row[j] = v - e.Mean[j]
+			}
+		}
+		fn(i0, blas64.General{Rows: r, Cols: e.P, Stride: e.P, Data: buf[:r*e.P]})
+	}
+}
+
+func (e *LowRank) features(frames [][]float64) []float64 {
+	h := make([]float64, len(frames)*e.K)
+	w := blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: data(e.W)}
+	e.eachBlock(frames, func(i0 int, x blas64.General) {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, w,
+			0, blas64.General{Rows: x.Rows, Cols: e.K, Stride: e.K, Data: h[i0*e.K : (i0+x.Rows)*e.K]})
+	})
 	return h
 }
 
 func (e *LowRank) forward(frames [][]float64) ([]float64, *lowRankPass, error) {
-	x, err := e.centred(frames)
-	if err != nil {
+	if err := e.checkFrames(frames); err != nil {
 		return nil, nil, err
 	}
-	n := len(frames)
-	z, ps := e.head(e.features(x, n), n)
-	ps.x = x
+	z, ps := e.head(e.features(frames), len(frames))
+	ps.frames = frames
 	return z, ps, nil
 }
 
@@ -195,14 +227,16 @@ func (e *LowRank) backward(ps *lowRankPass, dz []float64) {
 			}
 		}
 	}
-	if ps.x == nil {
+	if ps.frames == nil {
 		return // frozen features: no gradient for W
 	}
-	// dW += dhᵀ x
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-		blas64.General{Rows: n, Cols: e.K, Stride: e.K, Data: dh},
-		blas64.General{Rows: n, Cols: e.P, Stride: e.P, Data: ps.x},
-		1, blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: gdata(e.W)})
+	// dW += dhᵀ (x − μ)
+	dW := blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: gdata(e.W)}
+	e.eachBlock(ps.frames, func(i0 int, x blas64.General) {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
+			blas64.General{Rows: x.Rows, Cols: e.K, Stride: e.K, Data: dh[i0*e.K : (i0+x.Rows)*e.K]},
+			x, 1, dW)
+	})
 }
 
 // gelu is x·Φ(x) with the exact normal CDF.

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -152,6 +153,18 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 	}
 
+	// The heap holds the frames and a few window-sized buffers; a soft
+	// limit near that makes the runtime collect instead of growing the
+	// heap to twice its live size, the part of the peak resident set that
+	// physd controls (the rest is mostly Debian's OpenCV and FFmpeg
+	// libraries). $GOMEMLIMIT overrides it.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		var px int64
+		for _, c := range clips {
+			px += int64(len(c.Frames) * c.W * c.H)
+		}
+		debug.SetMemoryLimit(16<<20 + 4*8*px)
+	}
 	bar := newProgress(stderr)
 	res, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update})
 	bar.done()
