@@ -68,9 +68,9 @@ func (e *LowRank) Params() []*nn.Param {
 type lowRankPass struct {
 	n      int
 	frames [][]float64 // the input, re-centred block by block in backward; nil when W is frozen
-	h      []float64 // n×K
-	pre    []float64 // n×Hid
-	hidden []float64 // n×Hid
+	h      []float64   // n×K
+	pre    []float64   // n×Hid
+	hidden []float64   // n×Hid
 }
 
 func (e *LowRank) centred(frames [][]float64) ([]float64, error) {
