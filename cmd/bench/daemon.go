@@ -134,20 +134,36 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 
 // procHWM is a running process's peak resident set in MiB.
 func procHWM(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procStatus(pid)
 	if err != nil {
 		return 0, err
 	}
+	v, ok := st["VmHWM"]
+	if !ok {
+		return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	}
+	return v, nil
+}
+
+// procStatus reads the kB fields of /proc/PID/status, in MiB.
+func procStatus(pid int) (map[string]float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb float64
-			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb); err != nil {
-				return 0, err
-			}
-			return kb / 1024, nil
+		k, v, ok := strings.Cut(line, ":")
+		v, kB := strings.CutSuffix(strings.TrimSpace(v), " kB")
+		if !ok || !kB {
+			continue
+		}
+		var n float64
+		if _, err := fmt.Sscan(v, &n); err == nil {
+			out[k] = n / 1024
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return out, nil
 }
 
 // procCPU is a running process's user+system CPU time from /proc.
@@ -180,7 +196,7 @@ func benchDaemon(ctx context.Context, physd string, dur time.Duration) error {
 		}
 		runs = append(runs, r)
 	}
-	fmt.Printf("daemon, synthetic pendulum cameras at 20 fps, 4.712 s windows, 1 s hop, %v measured after a 12 s warm-up:\n", dur)
+	fmt.Printf("daemon (installed copy), synthetic pendulum cameras at 20 fps, 4.712 s windows, 1 s hop, %v measured after a 12 s warm-up:\n", dur)
 	for _, r := range runs {
 		perCam := r.cpu.Seconds() / r.wall.Seconds() / float64(r.cameras)
 		perWin := 0.0
