@@ -103,10 +103,24 @@ FUZZMIN  ?= 10s
 FUZZ_TARGETS := ./config:FuzzParse ./daemon:FuzzWHIPRequest ./daemon:FuzzDecodeEstimate \
 	./daemon:FuzzEstimateRoundTrip ./daemon/outbox:FuzzDecodeRecord ./stream:FuzzVideoDecoder \
 	./stream:FuzzPreprocess ./estimator:FuzzFitWindow ./estimator/nn:FuzzLoadParams
+#
+# Go 1.26's fuzz coordinator can report "context deadline exceeded" when
+# -fuzztime runs out while a worker is mid-input (go.dev/issue/75804, fixed
+# in Go 1.27), with no failing input. A run that fails only that way and
+# writes no new input to testdata/fuzz is reported and not counted as a
+# failure; every other failure is.
 fuzz: deps
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "fuzz $$fn ($$pkg) for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN) $$pkg || exit 1; \
+		before=$$(ls $$pkg/testdata/fuzz/$$fn 2>/dev/null | wc -l); \
+		out=$$($(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMIN) $$pkg 2>&1); rc=$$?; \
+		echo "$$out"; \
+		[ $$rc = 0 ] && continue; \
+		after=$$(ls $$pkg/testdata/fuzz/$$fn 2>/dev/null | wc -l); \
+		fails=$$(echo "$$out" | grep -c -e '^--- FAIL' -e '^    ' ); \
+		if [ "$$after" = "$$before" ] && [ "$$fails" = 2 ] && echo "$$out" | grep -qx '    context deadline exceeded'; then \
+			echo "fuzz $$fn: only Go 1.26's end-of-fuzztime race (go.dev/issue/75804), no failing input: not a failure"; \
+		else exit 1; fi; \
 	done
 
 # verify-unit: systemd-analyze verify must print nothing (any warning fails),
