@@ -74,11 +74,11 @@ type lowRankPass struct {
 }
 
 func (e *LowRank) centred(frames [][]float64) ([]float64, error) {
+	if err := e.checkFrames(frames); err != nil {
+		return nil, err
+	}
 	x := make([]float64, len(frames)*e.P)
 	for i, f := range frames {
-		if len(f) != e.P {
-			return nil, fmt.Errorf("low-rank encoder: frame %d has %d pixels, want %d", i, len(f), e.P)
-		}
 		row := x[i*e.P : (i+1)*e.P]
 		for j, v := range f {
 			row[j] = v - e.Mean[j]
