@@ -116,12 +116,18 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	took := time.Since(start)
+	floor, worst, err := scaleFloor(ctx, cs)
+	if err != nil {
+		return fmt.Errorf("scale floor: %w", err)
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	report(f, cs, results, seeds, time.Since(start))
+	report(f, cs, results, seeds, took)
+	floorSection(f, cs, results, floor, worst)
 	fmt.Fprintf(os.Stderr, "paper: wrote %s in %s\n", out, time.Since(start).Round(time.Second))
 	return f.Close()
 }
