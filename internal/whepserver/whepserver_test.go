@@ -348,8 +348,18 @@ func checkStopped(t *testing.T, s *Server, pids []int) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	if _, err := os.Stat(s.dir); !os.IsNotExist(err) {
-		t.Errorf("%s still exists: %v", s.dir, err)
+	// When ctx ended the server, Close runs on its own goroutine and
+	// removes the files after the processes are gone.
+	for {
+		_, err := os.Stat(s.dir)
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s still exists: %v", s.dir, err)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if resp, err := http.Get(s.URL()); err == nil {
 		resp.Body.Close()
