@@ -37,6 +37,17 @@ type cell struct {
 
 func (c cell) name() string { return c.table + " / " + c.label }
 
+// scenes returns the cell's clips, rendered with seed.
+func (c cell) scenes(seed int) []sim.Scene {
+	g1, g0 := sim.GroundTruth(c.regime)
+	scenes := make([]sim.Scene, len(c.z0))
+	for m := range scenes {
+		scenes[m] = sim.Scene{System: c.system, Gamma1: g1, Gamma0: g0, Z0: c.z0[m], V0: c.v0[m], Duration: c.dur,
+			FPS: sim.DefaultFPS(c.system), Size: sim.DefaultSize, Seed: int64(seed), Nuisance: c.nuis}
+	}
+	return scenes
+}
+
 func single(table string, sys sim.System, reg sim.Regime, z0, v0, dur float64, label string, p0, p1 float64, ident bool) cell {
 	return cell{table: table, label: label, system: sys, regime: reg, z0: []float64{z0}, v0: []float64{v0}, dur: dur,
 		p0: p0, p1: p1, ident: ident, undamped: reg == sim.RegimeUndamped}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -84,16 +85,9 @@ func fitOracle(ctx context.Context, sys sim.System, size int) (oracleReadout, fl
 	fit.MulVec(X, &w)
 	var worst float64
 	for k := range n {
-		worst = max(worst, abs(fit.AtVec(k)-y.AtVec(k)))
+		worst = max(worst, math.Abs(fit.AtVec(k)-y.AtVec(k)))
 	}
 	return oracleReadout{w: w.RawVector().Data}, worst, nil
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // scaleFloor runs the floor on every scale three-clip cell of cs. It
@@ -114,11 +108,7 @@ func scaleFloor(ctx context.Context, cs []cell) ([]floorRow, float64, error) {
 			}
 		}
 		g1, g0 := sim.GroundTruth(c.regime)
-		scenes := make([]sim.Scene, len(c.z0))
-		for m := range scenes {
-			scenes[m] = sim.Scene{System: c.system, Gamma1: g1, Gamma0: g0, Z0: c.z0[m], V0: c.v0[m], Duration: c.dur,
-				FPS: sim.DefaultFPS(c.system), Size: sim.DefaultSize, Seed: 1}
-		}
+		scenes := c.scenes(1)
 		frames, err := render(ctx, scenes, true)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", c.name(), err)

@@ -139,12 +139,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return outcome{err: err}
 	}
-	g1, g0 := sim.GroundTruth(c.regime)
-	scenes := make([]sim.Scene, len(c.z0))
-	for m := range scenes {
-		scenes[m] = sim.Scene{System: c.system, Gamma1: g1, Gamma0: g0, Z0: c.z0[m], V0: c.v0[m], Duration: c.dur,
-			FPS: sim.DefaultFPS(c.system), Size: sim.DefaultSize, Seed: int64(seed), Nuisance: c.nuis}
-	}
+	scenes := c.scenes(seed)
 	frames, err := render(ctx, scenes, c.perClip)
 	if err != nil {
 		return outcome{err: err}
