@@ -16,6 +16,8 @@
 #   make fuzz    every fuzz target for FUZZTIME each (5m)
 #   make paper   regenerate docs/paper-results.md (every table of Sec. 5 and the appendix)
 #                and draw each cell to out/paper-plots (PLOT_FORMAT=png for PNG)
+#   make real    run physd estimate on the real-footage dev set (../shared/realvid) and write docs/real-results.md
+#                (and a figure per run to docs/real-plots); REAL_ARGS='-only NAME' runs a subset
 #   make lint    gofmt, go vet, staticcheck
 
 GO        ?= go
@@ -37,7 +39,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit cross test-arm64 bench paper lint install uninstall clean chaos soak fuzz
+.PHONY: all deps test-deps build run test verify-unit cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz
 
 all: build
 
@@ -172,6 +174,14 @@ PAPER_PLOTS ?= out/paper-plots
 PLOT_FORMAT ?= svg
 paper: deps
 	$(GO) run ./cmd/paper -out docs/paper-results.md -plots $(PAPER_PLOTS) -plot-format $(PLOT_FORMAT)
+
+# real: every case of $(REALVID)/truth.tsv run by the binary just built,
+# with its listed flags and again without --roi, one run at a time (the
+# wall times are in the report).
+REALVID   ?= ../shared/realvid
+REAL_ARGS ?=
+real: build
+	$(GO) run ./cmd/real -bin $(BIN) -dir $(REALVID) -out docs/real-results.md -plots docs/real-plots $(REAL_ARGS)
 
 lint: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -302,3 +302,41 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 	}
 	return f, nil
 }
+
+// OffsetOf is clip m's equilibrium level: its own c_m, the shared c, or 0.
+func (f *TrajectoryFit) OffsetOf(m int) float64 {
+	if m < len(f.ClipOffsets) {
+		return f.ClipOffsets[m]
+	}
+	return f.Offset
+}
+
+// Motion returns the fitted solution's exact state at every sample of
+// every clip, sampled Δt apart: position relative to the clip's offset,
+// velocity, acceleration and jerk,
+//
+//	x_k = Φᵏ x_m,  z'' = −γ1 z' − γ0 z,  z''' = −γ1 z'' − γ0 z'.
+//
+// The certificate takes its discretisation bounds from these rather than
+// from differences of the noisy latent.
+func (f *TrajectoryFit) Motion(dt float64) ([][][4]float64, error) {
+	phi, err := stateMap(f.Gamma1, f.Gamma0, dt)
+	if err != nil {
+		return nil, fmt.Errorf("motion: %w", err)
+	}
+	out := make([][][4]float64, len(f.Fitted))
+	for m, z := range f.Fitted {
+		if m >= len(f.X0) {
+			return nil, fmt.Errorf("motion: clip %d has no initial state", m)
+		}
+		s := make([][4]float64, len(z))
+		p, v := f.X0[m][0], f.X0[m][1]
+		for k := range s {
+			a := -f.Gamma1*v - f.Gamma0*p
+			s[k] = [4]float64{p, v, a, -f.Gamma1*a - f.Gamma0*v}
+			p, v = phi[0][0]*p+phi[0][1]*v, phi[1][0]*p+phi[1][1]*v
+		}
+		out[m] = s
+	}
+	return out, nil
+}

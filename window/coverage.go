@@ -12,17 +12,44 @@ type Crossing struct {
 	Clip  int     `json:"clip"`
 	Time  float64 `json:"t"`     // seconds from the clip's first frame, linearly interpolated
 	Slope float64 `json:"slope"` // dz/dt at the crossing
-	// Err bounds the slope's discretisation error: the chord between two
-	// samples misplaces the crossing by up to Δt²|z''|/(8|chord slope|),
-	// which moves the slope by |z''| times that: large near turning points.
+	// Err bounds the slope's discretisation error (the slope estimator's
+	// error on the reference, interpolation between samples, and the
+	// chord's misplacement of the crossing, Δt²z''²/(8|z'|): large near
+	// turning points). See Trace.
 	Err float64 `json:"slope_err"`
+	// Sigma is the slope's noise: the estimator's σ and the crossing
+	// time's scatter σ_z/|z'| times |z''|.
+	Sigma float64 `json:"slope_sigma"`
+	// trend, when non-zero, marks the two ends of one resolved trend.
+	trend int
+	// ref is the reference's slope at the crossing (the fitted solution's
+	// velocity; the estimate itself without one).
+	ref float64
+}
+
+// resolved keeps the crossings that the trajectory makes, as opposed to
+// those its noise makes: where the reference's slope is within a few σ
+// of zero — the latent lingering near the level at a turning point or in
+// an asymptotic tail — noise adds crossings whose slopes are selected by
+// the crossing itself (a downward crossing happens where the noise
+// falls) and say nothing of the motion. A crossing counts when the
+// reference crosses decisively, |ref| ≥ 3σ, in the direction measured.
+func resolved(c []Crossing) []Crossing {
+	out := c[:0:0]
+	for _, x := range c {
+		if math.Abs(x.ref) >= 3*x.Sigma && (x.ref > 0) == (x.Slope > 0) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // Coverage is the outcome of the level-set slope coverage test (Def. 4.1):
 // a level u is covered when the trajectories cross it at least three times
-// with pairwise distinct slopes, distinct meaning further apart than
-// SlopeTol; coverage holds when a run of at least three adjacent covered
-// levels spans an interval U holding at least MinWidth of the samples.
+// with pairwise distinct slopes, distinct meaning further apart than their
+// noise and discretisation allow; coverage holds when a run of at least
+// three adjacent covered levels spans an interval U holding at least
+// MinWidth of the samples.
 type Coverage struct {
 	Holds bool `json:"holds"`
 	// Lo, Hi bound the widest interval U of covered levels (NaN if none).
@@ -35,11 +62,17 @@ type Coverage struct {
 	// Levels is the number of levels tested, Covered how many were covered.
 	Levels  int `json:"levels"`
 	Covered int `json:"covered"`
-	// MaxDistinct is the most pairwise-distinct slopes found at any level.
+	// MaxDistinct is the most pairwise-distinct slopes found at any level
+	// (counted up to 3, all a level needs).
 	MaxDistinct int `json:"max_distinct_slopes"`
-	// SlopeTol is the distinctness tolerance, from the latent noise NoiseZ.
+	// SlopeTol is the distinctness tolerance where coverage is decided:
+	// the median, over the levels of U (or over every level crossed
+	// twice when there is no U), of the typical tolerance of two slopes
+	// at that level, k·√2·σ + 2·Err, σ and Err the crossings' medians.
 	SlopeTol float64 `json:"slope_tol"`
-	NoiseZ   float64 `json:"noise_z"`
+	// NoiseZ is the latent's noise σ_z; Noise says how it was measured.
+	NoiseZ float64 `json:"noise_z"`
+	Noise  Noise   `json:"noise"`
 	// Clips is how many trajectories cross some level of U.
 	Clips int `json:"clips"`
 	// ClipOffsets is set when each clip carries its own offset g_m; a
@@ -89,89 +122,150 @@ func (o CoverageOptions) withDefaults() CoverageOptions {
 	return o
 }
 
-// Crossings returns every passage of the trajectories through level u.
-// Slopes come from the centred stencil at the two samples around the
-// crossing, interpolated linearly to the crossing time (second-order
-// one-sided differences at the ends).
+// Crossings returns every passage of the trajectories through level u,
+// read as bare latents with no noise (NewTraceWhite): slopes by the
+// centred difference interpolated to the crossing time.
 func Crossings(z [][]float64, dt, u float64) []Crossing {
-	var out []Crossing
-	for m, zm := range z {
-		if len(zm) < 2 {
+	return NewTraceWhite(z, dt, 0).Crossings(u)
+}
+
+// multiplicity is how many standard deviations make two of n slopes
+// distinct: at least sigmas, and rising like √(2 ln n), the expected
+// largest of n standard normal deviates, so that the many comparisons at
+// a level crossed often do not turn noise into distinct slopes.
+func multiplicity(n int, sigmas float64) float64 {
+	if n > 1 {
+		return math.Max(sigmas, math.Sqrt(2*math.Log(float64(n)))+2)
+	}
+	return sigmas
+}
+
+// apart reports whether two crossings' slopes are distinct: further apart
+// than k standard deviations of their difference plus both
+// discretisation bounds. The two ends of one resolved trend (see
+// representatives) are distinct by construction.
+func apart(a, b Crossing, k float64) bool {
+	if a.trend != 0 && a.trend == b.trend {
+		return true
+	}
+	return math.Abs(a.Slope-b.Slope) > k*math.Hypot(a.Sigma, b.Sigma)+a.Err+b.Err
+}
+
+// representatives reduces a level's crossings to the slopes the
+// distinctness test compares, and the k it compares them with.
+//
+// Crossings of one clip in one direction, n ≥ 3 of them, are one
+// sequence: under damping their slopes drift steadily with time (at the
+// equilibrium level s_n = s_0 e^{−ζω_n t_n}), under none they are equal.
+// Comparing them pair by pair would ask of the extreme pair of n noisy
+// values what their scatter alone produces in the tails; instead the
+// sequence is fitted by weighted least squares, s = a + b t (weights
+// 1/σ_i²), and its first and last fitted values count as two distinct
+// slopes when the drift between them is resolved,
+//
+//	|b| (t_n − t_1) > k_t σ_b (t_n − t_1) + 2 max Err_i,
+//
+// k_t = max(k, √(2 ln(levels × sequences)) + 1) standing for every
+// sequence at every level tested. Otherwise the sequence counts once, at
+// its weighted mean. Sequences of one or two crossings are kept as they
+// are (for two, the fit is the pair). The remaining comparisons, between
+// sequences, use k = multiplicity(number of representatives).
+func representatives(c []Crossing, sigmas float64, levels int) ([]Crossing, float64) {
+	type key struct {
+		clip int
+		up   bool
+	}
+	groups := map[key][]Crossing{}
+	var order []key
+	for _, x := range c {
+		g := key{x.Clip, x.Slope > 0}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], x)
+	}
+	kt := math.Max(sigmas, math.Sqrt(2*math.Log(float64(max(2, levels*len(order)))))+1)
+	var reps []Crossing
+	trend := 0
+	for _, g := range order {
+		xs := groups[g]
+		if len(xs) < 3 {
+			reps = append(reps, xs...)
 			continue
 		}
-		for k := 0; k+1 < len(zm); k++ {
-			a, b := zm[k]-u, zm[k+1]-u
-			// Half-open so a sample exactly on the level counts once.
-			if (a < 0 && b >= 0) || (a > 0 && b <= 0) {
-				f := a / (a - b)
-				s := (1-f)*slopeAt(zm, k, dt) + f*slopeAt(zm, k+1, dt)
-				acc := math.Max(math.Abs(curvAt(zm, k, dt)), math.Abs(curvAt(zm, k+1, dt)))
-				chord := math.Abs(zm[k+1]-zm[k]) / dt
-				e := dt * dt * acc * acc / (8 * math.Max(chord, 1e-300))
-				out = append(out, Crossing{Clip: m, Time: (float64(k) + f) * dt, Slope: s, Err: math.Min(e, math.MaxFloat64)})
+		var sw, st, ss, maxErr float64
+		for _, x := range xs {
+			w := 1 / math.Max(x.Sigma*x.Sigma, 1e-300)
+			sw += w
+			st += w * x.Time
+			ss += w * x.Slope
+			maxErr = math.Max(maxErr, x.Err)
+		}
+		tbar, sbar := st/sw, ss/sw
+		var stt, sts float64
+		for _, x := range xs {
+			w := 1 / math.Max(x.Sigma*x.Sigma, 1e-300)
+			stt += w * (x.Time - tbar) * (x.Time - tbar)
+			sts += w * (x.Time - tbar) * (x.Slope - sbar)
+		}
+		first, last := xs[0], xs[len(xs)-1]
+		if !(stt > 0) {
+			reps = append(reps, Crossing{Clip: g.clip, Time: tbar, Slope: sbar, Sigma: 1 / math.Sqrt(sw), Err: maxErr})
+			continue
+		}
+		b, sb := sts/stt, 1/math.Sqrt(stt)
+		span := last.Time - first.Time
+		if math.Abs(b)*span > kt*sb*span+2*maxErr {
+			trend++
+			at := func(t float64) Crossing {
+				// σ of a + b t at t: √(1/Σw + (t − t̄)²/Σw(t−t̄)²).
+				return Crossing{Clip: g.clip, Time: t, Slope: sbar + b*(t-tbar), Err: maxErr,
+					Sigma: math.Sqrt(1/sw + (t-tbar)*(t-tbar)/stt), trend: trend}
+			}
+			reps = append(reps, at(first.Time), at(last.Time))
+			continue
+		}
+		reps = append(reps, Crossing{Clip: g.clip, Time: tbar, Slope: sbar, Sigma: 1 / math.Sqrt(sw), Err: maxErr})
+	}
+	return reps, multiplicity(len(reps), sigmas)
+}
+
+// distinct returns how many pairwise-distinct slopes the crossings have,
+// counted up to 3.
+func distinct(c []Crossing, k float64) int {
+	if len(c) == 0 {
+		return 0
+	}
+	best := 1
+	for i := range c {
+		for j := i + 1; j < len(c); j++ {
+			if !apart(c[i], c[j], k) {
+				continue
+			}
+			best = 2
+			for l := j + 1; l < len(c); l++ {
+				if apart(c[i], c[l], k) && apart(c[j], c[l], k) {
+					return 3
+				}
 			}
 		}
 	}
-	return out
-}
-
-// curvAt is the second difference at k (at the nearest interior sample).
-func curvAt(z []float64, k int, dt float64) float64 {
-	if len(z) < 3 {
-		return 0
-	}
-	k = min(max(k, 1), len(z)-2)
-	return (z[k+1] - 2*z[k] + z[k-1]) / (dt * dt)
-}
-
-func slopeAt(z []float64, k int, dt float64) float64 {
-	n := len(z)
-	switch {
-	case n < 3 && k == 0:
-		return (z[1] - z[0]) / dt
-	case n < 3:
-		return (z[k] - z[k-1]) / dt
-	case k == 0: // second-order one-sided, to match the centred stencil's order
-		return (-3*z[0] + 4*z[1] - z[2]) / (2 * dt)
-	case k == n-1:
-		return (3*z[k] - 4*z[k-1] + z[k-2]) / (2 * dt)
-	}
-	return (z[k+1] - z[k-1]) / (2 * dt)
-}
-
-// distinct returns the largest number of slopes that are pairwise further
-// apart than tol (greedy on the sorted values, which is optimal in 1-D).
-func distinct(c []Crossing, tol float64) int {
-	s := make([]float64, len(c))
-	for i, x := range c {
-		s[i] = x.Slope
-	}
-	sort.Float64s(s)
-	n, last := 0, math.Inf(-1)
-	for _, v := range s {
-		if v-last > tol {
-			n++
-			last = v
-		}
-	}
-	return n
+	return best
 }
 
 // pairSums returns how many distinct sums s_i + s_j the pairs of
-// crossings of one clip with distinct slopes (further apart than tol)
-// have, capped at 2: all a level needs under per-clip offsets. Two sums
-// of pairs sharing a crossing differ by a slope difference, distinct
-// beyond tol; two of disjoint pairs carry twice the variance, √2·tol.
-func pairSums(c []Crossing, tol float64) int {
-	type pair struct {
-		i, j int
-		sum  float64
-	}
+// crossings of one clip with distinct slopes have, capped at 2: all a
+// level needs under per-clip offsets. Two sums are distinct beyond k
+// standard deviations of their difference plus the discretisation bounds
+// of the crossings that do not cancel (a crossing shared by both pairs
+// cancels).
+func pairSums(c []Crossing, k float64) int {
+	type pair struct{ i, j int }
 	var ps []pair
 	for i := range c {
 		for j := i + 1; j < len(c); j++ {
-			if c[i].Clip == c[j].Clip && math.Abs(c[i].Slope-c[j].Slope) > tol {
-				ps = append(ps, pair{i, j, c[i].Slope + c[j].Slope})
+			if c[i].Clip == c[j].Clip && apart(c[i], c[j], k) {
+				ps = append(ps, pair{i, j})
 			}
 		}
 	}
@@ -180,11 +274,23 @@ func pairSums(c []Crossing, tol float64) int {
 	}
 	for a := range ps {
 		for b := a + 1; b < len(ps); b++ {
-			t := math.Sqrt2 * tol
-			if ps[a].i == ps[b].i || ps[a].i == ps[b].j || ps[a].j == ps[b].i || ps[a].j == ps[b].j {
-				t = tol
+			// Σ over the symmetric difference of the two pairs.
+			count := map[int]int{}
+			for _, x := range []int{ps[a].i, ps[a].j} {
+				count[x]++
 			}
-			if math.Abs(ps[a].sum-ps[b].sum) > t {
+			for _, x := range []int{ps[b].i, ps[b].j} {
+				count[x]--
+			}
+			var v, e float64
+			for x, n := range count {
+				if n != 0 {
+					v += c[x].Sigma * c[x].Sigma
+					e += c[x].Err
+				}
+			}
+			d := c[ps[a].i].Slope + c[ps[a].j].Slope - c[ps[b].i].Slope - c[ps[b].j].Slope
+			if math.Abs(d) > k*math.Sqrt(v)+e {
 				return 2
 			}
 		}
@@ -192,18 +298,28 @@ func pairSums(c []Crossing, tol float64) int {
 	return 1
 }
 
-// SlopeTolerance is the distinctness tolerance for slopes estimated from a
-// latent with white noise of standard deviation noiseZ: a centred
-// difference has noise σ_v = σ_z/(√2 Δt), the difference of two slopes √2
-// times that, and the bar rises with the number n of slopes compared (their
-// expected spread grows like √(2 ln n)).
-func SlopeTolerance(noiseZ, dt float64, n int, sigmas float64) float64 {
-	sv := noiseZ / (math.Sqrt2 * dt)
-	k := sigmas
-	if n > 1 {
-		k = math.Max(sigmas, math.Sqrt(2*math.Log(float64(n)))+2)
+// levelTolerance is the typical distinctness tolerance of two slopes at
+// a level: k·√2·σ + 2·Err with σ and Err the crossings' medians.
+func levelTolerance(c []Crossing, k float64) float64 {
+	s := make([]float64, len(c))
+	e := make([]float64, len(c))
+	for i, x := range c {
+		s[i], e[i] = x.Sigma, x.Err
 	}
-	return k * math.Sqrt2 * sv
+	return k*math.Sqrt2*median(s) + 2*median(e)
+}
+
+// median returns the median of v (0 for none); v is reordered.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // NoiseFromResidual estimates the latent's white-noise level from the
@@ -225,12 +341,13 @@ func NoiseFromResidual(resid [][]float64, dt float64) float64 {
 	return math.Sqrt(s/float64(n)) * dt * dt / math.Sqrt(6)
 }
 
-// TestCoverage runs the level-set slope coverage test on the latents of one
+// TestCoverage runs the level-set slope coverage test on a trace of one
 // or more clips sharing an encoder (Thm. 4.2 for one clip, Thm. 4.5 for
-// three or more), with latent noise noiseZ.
-func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Coverage {
+// three or more).
+func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 	opt = opt.withDefaults()
-	c := Coverage{Lo: math.NaN(), Hi: math.NaN(), MinWidth: opt.MinWidth, NoiseZ: noiseZ, Levels: opt.Levels, ClipOffsets: opt.ClipOffsets}
+	z, dt := tr.Z, tr.Dt
+	c := Coverage{Lo: math.NaN(), Hi: math.NaN(), MinWidth: opt.MinWidth, NoiseZ: tr.Noise.Z, Noise: tr.Noise, Levels: opt.Levels, ClipOffsets: opt.ClipOffsets}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, zm := range z {
 		for _, v := range zm {
@@ -243,24 +360,25 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 	}
 	levels := quantileLevels(z, opt.Levels)
 	c.Levels = len(levels)
-	disc := slopeDiscretisation(z, dt)
 	covered := make([]bool, len(levels))
+	tols := make([]float64, len(levels))
 	for i, u := range levels {
-		cr := Crossings(z, dt, u)
-		var worst float64
-		for _, x := range cr {
-			worst = math.Max(worst, x.Err)
+		cr := resolved(tr.Crossings(u))
+		for j := range cr {
+			// A noise-free latent still has rounding: keep a floor.
+			cr[j].Err = math.Max(cr[j].Err, 1e-12*span/dt)
 		}
-		tol := math.Hypot(SlopeTolerance(noiseZ, dt, len(cr), opt.Sigmas), 2*(disc+worst))
-		tol = math.Max(tol, 1e-12*span/dt)
-		if tol > c.SlopeTol {
-			c.SlopeTol = tol
+		k := multiplicity(len(cr), opt.Sigmas)
+		tols[i] = math.NaN()
+		if len(cr) >= 2 {
+			tols[i] = levelTolerance(cr, k)
 		}
-		d := distinct(cr, tol)
+		reps, kr := representatives(cr, opt.Sigmas, len(levels))
+		d := distinct(reps, kr)
 		c.MaxDistinct = max(c.MaxDistinct, d)
 		ok := d >= 3
 		if opt.ClipOffsets {
-			ps := pairSums(cr, tol)
+			ps := pairSums(cr, k)
 			c.MaxPairSums = max(c.MaxPairSums, ps)
 			ok = ps >= 2
 		}
@@ -281,9 +399,11 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 			run = 0
 		}
 	}
+	c.SlopeTol = finiteMedian(tols)
 	if bestLen == 0 {
 		return c
 	}
+	c.SlopeTol = finiteMedian(tols[bestEnd-bestLen+1 : bestEnd+1])
 	c.Lo = levels[bestEnd-bestLen+1]
 	c.Hi = levels[bestEnd]
 	// ρ, υ⋆ and the clips that reach U.
@@ -313,6 +433,17 @@ func TestCoverage(z [][]float64, dt, noiseZ float64, opt CoverageOptions) Covera
 	return c
 }
 
+// finiteMedian is the median of v's finite values (0 for none).
+func finiteMedian(v []float64) float64 {
+	var f []float64
+	for _, x := range v {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			f = append(f, x)
+		}
+	}
+	return median(f)
+}
+
 // quantileLevels returns up to n distinct levels at the pooled samples'
 // quantiles (i+1)/(n+1). Levels follow the data rather than the range:
 // three clips whose initial velocities differ by orders of magnitude share
@@ -337,19 +468,4 @@ func quantileLevels(z [][]float64, n int) []float64 {
 		}
 	}
 	return out
-}
-
-// slopeDiscretisation bounds the error of an interpolated centred-difference
-// slope on a smooth trajectory: the stencil errs by Δt²|z⁽³⁾|/6 and linear
-// interpolation between samples by Δt²|z⁽³⁾|/8, with |z⁽³⁾| taken as the
-// largest third difference in the window.
-func slopeDiscretisation(z [][]float64, dt float64) float64 {
-	var m float64
-	for _, zm := range z {
-		for k := 0; k+3 < len(zm); k++ {
-			d3 := zm[k+3] - 3*zm[k+2] + 3*zm[k+1] - zm[k]
-			m = math.Max(m, math.Abs(d3))
-		}
-	}
-	return (1.0/6 + 1.0/8) * m / dt
 }

@@ -100,10 +100,15 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		v.Reasons = []string{"no estimate"}
 		return v
 	}
-	noise := NoiseFromResidual(r.Stencil.Resid, r.Dt)
+	tr, err := NewTrace(r)
+	if err != nil {
+		v.Status = NotCertified
+		v.Reasons = []string{err.Error()}
+		return v
+	}
 	copt := th.Coverage
 	copt.ClipOffsets = r.Stencil.ClipG != nil
-	v.Coverage = TestCoverage(r.Latents, r.Dt, noise, copt)
+	v.Coverage = TestCoverage(tr, copt)
 	centres := make([]float64, len(r.Latents))
 	if r.Stencil.Gamma0 != 0 {
 		for m := range centres {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakePhysd is a stand-in for 'physd estimate': it writes the --plot
+// file and answers by the video's name; a run without --roi reads γ0 10 %
+// high.
+const fakePhysd = `#!/bin/sh
+plot=""; roi=0
+while [ $# -gt 1 ]; do
+	case "$1" in
+	--plot) plot="$2"; shift ;;
+	--roi) roi=1; shift ;;
+	esac
+	shift
+done
+video=$(basename "$1")
+g0=10; [ $roi = 1 ] || g0=11
+[ -n "$plot" ] && printf 'PNG' > "$plot"
+case "$video" in
+good.mp4) echo "{\"gamma0\": $g0, \"gamma1\": 0.5, \"gamma0_sigma\": 0.1, \"gamma1_sigma\": 0.1, \"zeta\": 0.08, \"regime\": \"underdamped\", \"verdict\": \"certified\", \"certified\": true, \"unknown\": [1]}" ;;
+short.mp4) echo '{"gamma0": 3, "gamma1": 1, "gamma0_sigma": 1, "gamma1_sigma": 1, "verdict": "not-certified", "certified": false, "reasons": ["no coverage | at all"]}'; exit 3 ;;
+liar.mp4) echo '{"gamma0": 3, "gamma1": 1, "gamma0_sigma": 1, "gamma1_sigma": 1, "verdict": "certified", "certified": true}' ;;
+bad.mp4) echo '{"gamma0": 3,'; exit 3 ;;
+partial.mp4) echo '{"gamma1": 1, "verdict": "certified", "certified": true}' ;;
+mismatch.mp4) echo '{"gamma0": 10, "gamma1": 0.5, "gamma0_sigma": 1, "gamma1_sigma": 1, "verdict": "not-certified", "certified": false}' ;;
+*) echo "physd: starting" >&2; echo "physd: estimate: $video: no such file" >&2; exit 1 ;;
+esac
+`
+
+func TestReal(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "physd")
+	if err := os.WriteFile(bin, []byte(fakePhysd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "realvid")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	table := "# name\tfile\tflags\texpect\tgamma0\tgamma0_tol_rel\tgamma1\tgamma1_tol_abs\n" +
+		"good\tgood.mp4\t--from 1 --roi 0,0,10,10\tcertified\t10\t0.02\t0.5\t0.1\n" +
+		"short\tshort.mp4\t--roi 0,0,10,10\tnot-certified\t0\t0\t0\t0\n" +
+		"liar\tliar.mp4\t--roi 0,0,10,10\tnot-certified\t0\t0\t0\t0\n" +
+		"bad\tbad.mp4\t\tany\t10\t0.02\t0\t0\n" +
+		"partial\tpartial.mp4\t\tany\t10\t0.02\t0\t0\n" +
+		"mismatch\tmismatch.mp4\t\tcertified\t10\t0.02\t0.5\t0.1\n" +
+		"missing\tmissing.mp4\t\tcertified\t10\t0.02\t0.5\t0.1\n"
+	if err := os.WriteFile(filepath.Join(data, "truth.tsv"), []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "docs", "real-results.md")
+	plots := filepath.Join(dir, "docs", "real-plots")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-bin", bin, "-dir", data, "-out", out, "-plots", plots, "-jobs", "2"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	t.Log(stdout.String())
+	for _, want := range []string{
+		"# Real footage",
+		"- cases as expected (listed flags): 2/7\n", // good, short
+		"- certified within tolerance: 1/3 of the cases expected certified (listed flags; no ROI: 0/3)\n",
+		"- false certificates: 1 (listed flags) / 2 (no ROI)\n", // liar; liar and good at 11
+		"- no ROI: γ0 within 2 % on 0/3 of the cases expected certified (certified or not)\n",
+		// γ0 truths: good (in), mismatch, missing (errors) excluded; γ1: good (in)
+		"listed flags |γ0−γ0*| ≤ 2σ0 in 1/1 (100 %), |γ1−γ1*| ≤ 2σ1 in 1/1 (100 %); no ROI |γ0−γ0*| ≤ 2σ0 in 0/1 (0 %), |γ1−γ1*| ≤ 2σ1 in 1/1 (100 %)",
+		"- runs that failed (no estimate): 4 (listed flags) / 4 (no ROI)\n",
+		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 10.0000 ± 0.1000 | 0.5000 ± 0.1000 | +0.00 % | 0.0800 (underdamped) | certified | yes |",
+		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 11.0000 ± 0.1000 | 0.5000 ± 0.1000 | +10.00 % | 0.0800 (underdamped) | certified | **no: false certificate** |",
+		`no coverage \| at all |`,
+		"| liar | not-certified | — / — | 3.0000 ± 1.0000 |",
+		"| bad | any | 10 ± 2 % / — | — | — | — | — | error | no (error) |",
+		"bad JSON on stdout: unexpected EOF",
+		`bad JSON on stdout: no "gamma0"`,
+		"exit status 0 but the JSON says certified=false",
+		"exit status 1: physd: estimate: missing.mp4: no such file |",
+		"![good, listed flags](real-plots/good.png)",
+		"![good, no ROI](real-plots/good-noroi.png)",
+		"- good: `--from 1 " + filepath.Join(data, "good.mp4") + "`",
+		"- machine: " + machine(),
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Index(md, "cases as expected (listed flags)") > 200 {
+		t.Errorf("summary not at the top:\n%s", md[:400])
+	}
+	if _, err := os.Stat(filepath.Join(plots, "short-noroi.png")); err != nil {
+		t.Error(err)
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+
+	// -only runs a subset; an unknown name is an error, not a crash.
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"-bin", bin, "-dir", data, "-out", out, "-plots", plots, "-only", "good", "-only", "short,good"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("-only: exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "cases as expected (listed flags): 2/2") {
+		t.Errorf("-only good,short: %s", stdout.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"-bin", bin, "-dir", data, "-out", out, "-plots", plots, "-only", "nope"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "no case named nope") {
+		t.Errorf("-only nope: exit %d, %s", code, stderr.String())
+	}
+}
+
+func TestShellJoin(t *testing.T) {
+	if got, want := shellJoin([]string{"-only", "a,b", "x y", "", "it's"}), `-only a,b 'x y' '' 'it'\''s'`; got != want {
+		t.Errorf("shellJoin = %s, want %s", got, want)
+	}
+}

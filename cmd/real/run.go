@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/physd/physd/internal/realvid"
+)
+
+// mode is how a case is run.
+type mode string
+
+const (
+	modeListed mode = "listed flags" // the flags of truth.tsv
+	modeNoROI  mode = "no ROI"       // the same without --roi
+)
+
+// suffix is the figure's file-name suffix.
+func (m mode) suffix() string {
+	if m == modeNoROI {
+		return "-noroi"
+	}
+	return ""
+}
+
+// physd's exit statuses for estimate (cmd/physd/main.go).
+const (
+	exitCertified    = 0
+	exitNotCertified = 3
+)
+
+// estimate is the part of 'physd estimate --json' (cmd/physd/estimate.go,
+// estimateReport) the report uses; other fields are ignored.
+type estimate struct {
+	Gamma0    float64  `json:"gamma0"`
+	Gamma1    float64  `json:"gamma1"`
+	Sigma0    float64  `json:"gamma0_sigma"`
+	Sigma1    float64  `json:"gamma1_sigma"`
+	Zeta      float64  `json:"zeta"`
+	Regime    string   `json:"regime"`
+	Verdict   string   `json:"verdict"`
+	Certified bool     `json:"certified"`
+	Reasons   []string `json:"reasons"`
+	Videos    []struct {
+		Frames int     `json:"frames"`
+		FPS    float64 `json:"fps"`
+	} `json:"videos"`
+}
+
+// runResult is one run of one case.
+type runResult struct {
+	Case realvid.Case
+	Mode mode
+	Args []string      // physd's arguments
+	Plot string        // the figure written, "" if none
+	Wall time.Duration // process start to exit
+	Est  estimate      // when Err is ""
+	Err  string        // why the run gave no estimate
+}
+
+func (r *runResult) outcome() realvid.Outcome {
+	return realvid.Outcome{Certified: r.Est.Certified, Gamma0: r.Est.Gamma0, Gamma1: r.Est.Gamma1, Sigma0: r.Est.Sigma0, Sigma1: r.Est.Sigma1}
+}
+
+// judgement judges a run that gave an estimate; an error run is neither
+// as expected nor a false certificate.
+func (r *runResult) judgement() realvid.Judgement {
+	if r.Err != "" {
+		return realvid.Judgement{}
+	}
+	return r.Case.Judge(r.outcome())
+}
+
+// execute runs physd for r and fills in the rest of r.
+func execute(ctx context.Context, cfg config, r *runResult) {
+	flags := r.Case.Args
+	if r.Mode == modeNoROI {
+		flags = realvid.WithoutROI(flags)
+	}
+	plot := filepath.Join(cfg.plots, r.Case.Name+r.Mode.suffix()+".png")
+	if err := os.Remove(plot); err != nil && !errors.Is(err, os.ErrNotExist) {
+		r.Err = fmt.Sprintf("removing the old figure: %v", err)
+		return
+	}
+	r.Args = append(append([]string{"estimate", "--json", "--plot", plot}, flags...), r.Case.Path(cfg.dir))
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cfg.bin, r.Args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r.Wall = time.Since(start)
+	if _, serr := os.Stat(plot); serr == nil {
+		r.Plot = plot
+	}
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() < 0 {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("%w (after %s)", ctx.Err(), r.Wall.Round(time.Second))
+			}
+			r.Err = withStderr(err.Error(), stderr.String())
+			return
+		}
+		code = ee.ExitCode()
+	}
+	if code != exitCertified && code != exitNotCertified {
+		r.Err = withStderr(fmt.Sprintf("exit status %d", code), stderr.String())
+		return
+	}
+	est, err := decode(stdout.Bytes())
+	if err != nil {
+		r.Err = withStderr(err.Error(), stderr.String())
+		return
+	}
+	if est.Certified != (code == exitCertified) {
+		r.Err = fmt.Sprintf("exit status %d but the JSON says certified=%v", code, est.Certified)
+		return
+	}
+	r.Est = est
+}
+
+// decode reads one JSON object and checks it has the fields the report
+// needs.
+func decode(b []byte) (estimate, error) {
+	var need map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&need); err != nil {
+		return estimate{}, fmt.Errorf("bad JSON on stdout: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return estimate{}, errors.New("bad JSON on stdout: more than one value")
+	}
+	for _, k := range []string{"gamma0", "gamma1", "gamma0_sigma", "gamma1_sigma", "verdict", "certified"} {
+		if v, ok := need[k]; !ok || string(v) == "null" {
+			return estimate{}, fmt.Errorf("bad JSON on stdout: no %q", k)
+		}
+	}
+	var e estimate
+	if err := json.Unmarshal(b, &e); err != nil {
+		return estimate{}, fmt.Errorf("bad JSON on stdout: %w", err)
+	}
+	for _, f := range []float64{e.Gamma0, e.Gamma1, e.Sigma0, e.Sigma1} {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return estimate{}, errors.New("bad JSON on stdout: a non-finite estimate")
+		}
+	}
+	return e, nil
+}
+
+// withStderr adds stderr's last non-empty line to msg.
+func withStderr(msg, stderr string) string {
+	if l := lastLine(stderr); l != "" {
+		return msg + ": " + l
+	}
+	return msg
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// gitDescribe is 'git describe --always --dirty' of the working
+// directory, or "" when git cannot tell.
+func gitDescribe(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
