@@ -13,26 +13,49 @@ import (
 // overdamped clip) look oscillatory by folding the state — a non-monotone
 // f — crosses a level at frames showing different states, and this
 // exposes it.
+//
+// Frames are compared where the latent lives and after the camera's
+// exposure is taken out (see revisitMetric), so that a passer-by, a hand
+// or a shadow the readout gives no weight, or an auto-exposure step, does
+// not refuse a window whose latent is right, while an encoder that folds
+// the motion it reads is still caught in the pixels it reads it from.
 type Revisit struct {
-	// Score is the median, over covered levels, of the largest RMS
-	// difference between the (linearly interpolated) frames at that
-	// level's crossings, in units of what interpolation may explain: the
-	// mean frame-to-frame change at the two crossings plus 5 % of the
+	// Score is the median, over covered levels, of the largest difference
+	// between the (linearly interpolated) frames at that level's
+	// crossings, in units of what interpolation may explain: the mean
+	// frame-to-frame change at the two crossings plus 5 % of the
 	// difference between the frames at the latent's extremes. Below 1:
 	// true revisits.
 	Score float64 `json:"score"`
 	// Levels is how many covered levels were compared.
 	Levels int `json:"levels"`
+	// Weighted is the fraction of the total weight on the busiest 10 % of
+	// pixels: near 0.1 the latent is spread over the frame, near 1 it
+	// lives in a small region.
+	Weighted float64 `json:"weight_concentration"`
+	// Normalised reports that frames were photometrically normalised
+	// from the pixels the latent does not explain.
+	Normalised bool `json:"exposure_normalised"`
 }
 
 // TestRevisit computes Revisit for the covered interval of cov, comparing
 // at most maxLevels levels spread across it. frames[m][k] is clip m's
 // frame k, pixel vectors of one length.
-func TestRevisit(z [][]float64, frames [][][]float64, dt float64, cov Coverage, maxLevels int) Revisit {
+func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Revisit {
 	var r Revisit
+	z, dt := tr.Z, tr.Dt
 	if !cov.Holds || len(frames) != len(z) || maxLevels < 1 {
 		return r
 	}
+	for m := range z {
+		if len(frames[m]) != len(z[m]) || len(frames[m]) == 0 {
+			return r
+		}
+	}
+	met := newRevisitMetric(z, frames)
+	r.Weighted, r.Normalised = met.concentration(), met.background != nil
+	rmsDiff := met.diff
+	frameAt := met.frameAt
 	// Reference scale: frames at the latent's minimum and maximum.
 	var lo, hi [2]int
 	zl, zh := math.Inf(1), math.Inf(-1)
@@ -49,23 +72,23 @@ func TestRevisit(z [][]float64, frames [][][]float64, dt float64, cov Coverage, 
 			}
 		}
 	}
-	ref := rmsDiff(frames[lo[0]][lo[1]], frames[hi[0]][hi[1]])
+	ref := rmsDiff(met.frame(lo[0], lo[1]), met.frame(hi[0], hi[1]))
 	if !(ref > 0) {
 		return r
 	}
 	var scores []float64
 	for i := range maxLevels {
 		u := cov.Lo + (cov.Hi-cov.Lo)*(float64(i)+0.5)/float64(maxLevels)
-		cr := Crossings(z, dt, u)
+		cr := tr.Crossings(u)
 		if len(cr) < 2 {
 			continue
 		}
 		imgs := make([][]float64, len(cr))
 		step := make([]float64, len(cr))
 		for j, c := range cr {
-			imgs[j] = frameAt(frames[c.Clip], c.Time/dt)
+			imgs[j] = frameAt(c.Clip, c.Time/dt)
 			k := min(int(c.Time/dt), len(frames[c.Clip])-2)
-			step[j] = rmsDiff(frames[c.Clip][k], frames[c.Clip][k+1])
+			step[j] = rmsDiff(met.frame(c.Clip, k), met.frame(c.Clip, k+1))
 		}
 		var worst float64
 		for a := range imgs {
@@ -85,27 +108,4 @@ func TestRevisit(z [][]float64, frames [][][]float64, dt float64, cov Coverage, 
 	r.Levels = len(scores)
 	r.Score = scores[len(scores)/2]
 	return r
-}
-
-// frameAt interpolates linearly between the frames around fractional index x.
-func frameAt(frames [][]float64, x float64) []float64 {
-	k := min(max(int(math.Floor(x)), 0), len(frames)-1)
-	f := x - float64(k)
-	if k+1 >= len(frames) || f <= 0 {
-		return frames[k]
-	}
-	out := make([]float64, len(frames[k]))
-	for i := range out {
-		out[i] = (1-f)*frames[k][i] + f*frames[k+1][i]
-	}
-	return out
-}
-
-func rmsDiff(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		d := a[i] - b[i]
-		s += d * d
-	}
-	return math.Sqrt(s / float64(max(len(a), 1)))
 }

@@ -404,3 +404,23 @@ func curvAt(z []float64, k int, dt float64) float64 {
 func chi2Quantile(p, nu float64) float64 {
 	return 2 * mathext.GammaIncRegInv(nu/2, p)
 }
+
+// PeakSlope is the largest slope magnitude in the window: the
+// reference's velocity with a fit, the slope estimates without.
+func (t Trace) PeakSlope() float64 {
+	var m float64
+	if t.motion != nil {
+		for _, mo := range t.motion {
+			for _, s := range mo {
+				m = math.Max(m, math.Abs(s[1]))
+			}
+		}
+		return m
+	}
+	for _, s := range t.slope {
+		for _, v := range s {
+			m = math.Max(m, math.Abs(v))
+		}
+	}
+	return m
+}

@@ -87,6 +87,10 @@ type Verdict struct {
 	// solution over its RMS (NaN without an output-error fit).
 	TrajectoryResidual float64 `json:"trajectory_residual"`
 	Revisit            Revisit `json:"revisit"`
+	// WindowNeeded, for an underdamped window refused for coverage, is
+	// how long a window at this noise would need to be to resolve its
+	// damping (WindowFor), in seconds; 0 otherwise or when none would.
+	WindowNeeded float64 `json:"window_needed_s,omitempty"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
@@ -122,7 +126,7 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	if r.Trajectory != nil {
 		v.TrajectoryResidual = r.Trajectory.RelResidual()
 	}
-	v.Revisit = TestRevisit(r.Latents, r.Frames, r.Dt, v.Coverage, 24)
+	v.Revisit = TestRevisit(tr, r.Frames, v.Coverage, 24)
 
 	var reasons []string
 	if !v.Coverage.Holds {
@@ -132,6 +136,17 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		}
 		if v.Coverage.Covered > 0 {
 			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
+		}
+		if s := tr.PeakSlope(); len(r.Latents) == 1 && s > 0 && r.Physics.Zeta > 0 && r.Physics.Zeta < 1 && r.Gamma0 > 0 {
+			rel := tr.Noise.Slope / s
+			need := WindowFor(r.Physics.Zeta, math.Sqrt(r.Gamma0), rel, v.Coverage.Levels)
+			have := float64(len(r.Latents[0])-1) * r.Dt
+			if math.IsInf(need, 0) {
+				reasons[len(reasons)-1] += fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) no window resolves damping ζ = %.3g", 100*rel, r.Physics.Zeta)
+			} else if v.WindowNeeded = need; need > have {
+				reasons[len(reasons)-1] += fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) damping ζ = %.3g needs a window of about %.3g s (%.3g periods); this one is %.3g s",
+					100*rel, r.Physics.Zeta, need, need*math.Sqrt(r.Gamma0)/(2*math.Pi), have)
+			}
 		}
 	}
 	if v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit) {
