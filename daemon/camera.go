@@ -401,8 +401,14 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	c.mu.Lock()
 	c.lastEst, c.est = &end, &e
 	c.mu.Unlock()
-	c.log.Info("certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
-		"fn_hz", ph.FreqN, "zeta", ph.Zeta)
+	// Printed once: as the caller's table row when it prints estimates,
+	// else as this log line.
+	lvl := slog.LevelInfo
+	if c.onEst != nil {
+		lvl = slog.LevelDebug
+	}
+	c.log.Log(ctx, lvl, "certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
+		"fn_hz", ph.FreqN, "zeta", ph.Zeta, "regime", ph.Regime)
 	if c.onEst != nil {
 		c.onEst(e)
 	}

@@ -85,6 +85,24 @@ func TestRunWatchAndReload(t *testing.T) {
 	if strings.Contains(errb.String(), `camera=three`) {
 		t.Error("the invalid configuration was applied")
 	}
+	// Each certified estimate is printed once: a table row on stdout, no
+	// log line beside it, and never labelled undamped (the camera is an
+	// underdamped pendulum whose σ(ζ) is far below ζ).
+	rows := 0
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "one ") || strings.HasPrefix(l, "two ") {
+			rows++
+			if strings.Contains(l, " undamped") {
+				t.Errorf("certified estimate labelled undamped: %q", l)
+			}
+		}
+	}
+	if rows == 0 {
+		t.Errorf("no estimate rows on stdout:\n%s", out.String())
+	}
+	if n := strings.Count(errb.String(), `msg="certified estimate"`); n > 0 {
+		t.Errorf("%d certified estimates logged besides the %d rows printed", n, rows)
+	}
 }
 
 func TestConfigCheck(t *testing.T) {
