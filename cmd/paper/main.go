@@ -31,7 +31,9 @@ type outcome struct {
 	g0, g1  float64
 	s0, s1  float64
 	verdict window.Status
-	err     error
+	// regime is the label the estimate was published with.
+	regime estimator.Regime
+	err    error
 }
 
 func main() {
@@ -185,7 +187,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 			return outcome{err: err}
 		}
 	}
-	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status}
+	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status, regime: r.Physics.Regime}
 }
 
 // render draws the scenes through one shared observation map or, with

@@ -30,6 +30,7 @@ type modeSummary struct {
 	g0Within2pc                          int // γ0 within 2 % of the truth, of the cases expected certified
 	sigma0, sigma0N                      int // |γ0−γ0*| ≤ 2σ0, of the runs with a γ0 truth
 	sigma1, sigma1N                      int // |γ1−γ1*| ≤ 2σ1, of the runs with a γ1 truth
+	certUndamped                         int // certified with the regime label undamped
 }
 
 // summary is the report's headline figures.
@@ -69,6 +70,9 @@ func (rep *report) summarise() summary {
 		}
 		if j.FalseCertificate {
 			m.falseCerts++
+		}
+		if r.Est.Certified && r.Est.Regime == "undamped" {
+			m.certUndamped++
 		}
 		if r.Case.Expect == realvid.ExpectCertified {
 			if r.Est.Certified && j.WithinTolerance {
@@ -117,6 +121,7 @@ func (s summary) lines() []string {
 		fmt.Sprintf("σ calibration over the runs with a truth: listed flags %s; no ROI %s", s.listed.calibration(), s.noROI.calibration()),
 		fmt.Sprintf("cases as expected (no ROI): %d/%d", s.noROI.asExpected, s.cases),
 		fmt.Sprintf("runs that failed (no estimate): %d (listed flags) / %d (no ROI)", s.listed.errors, s.noROI.errors),
+		fmt.Sprintf("certified runs labelled undamped (ζ within 2σ of 0): %d (listed flags) / %d (no ROI)", s.listed.certUndamped, s.noROI.certUndamped),
 	}
 	if len(s.listedExpected) > 0 {
 		l = append(l, "not as expected with the listed flags: "+strings.Join(s.listedExpected, ", "))
