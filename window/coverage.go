@@ -73,6 +73,12 @@ type Coverage struct {
 	// NoiseZ is the latent's noise σ_z; Noise says how it was measured.
 	NoiseZ float64 `json:"noise_z"`
 	Noise  Noise   `json:"noise"`
+	// Growing and Decaying count, over the levels of U, the resolved
+	// slope sequences (see representatives) whose |slope| grows or decays
+	// with time. A damped system's energy falls, and with it the slope at
+	// every level: growth is energy the latent gains.
+	Growing  int `json:"sequences_growing"`
+	Decaying int `json:"sequences_decaying"`
 	// Clips is how many trajectories cross some level of U.
 	Clips int `json:"clips"`
 	// ClipOffsets is set when each clip carries its own offset g_m; a
@@ -170,7 +176,9 @@ func apart(a, b Crossing, k float64) bool {
 // its weighted mean. Sequences of one or two crossings are kept as they
 // are (for two, the fit is the pair). The remaining comparisons, between
 // sequences, use k = multiplicity(number of representatives).
-func representatives(c []Crossing, sigmas float64, levels int) ([]Crossing, float64) {
+//
+// It also returns how many resolved sequences grow and decay in |slope|.
+func representatives(c []Crossing, sigmas float64, levels int) (reps []Crossing, k float64, grow, decay int) {
 	type key struct {
 		clip int
 		up   bool
@@ -185,7 +193,6 @@ func representatives(c []Crossing, sigmas float64, levels int) ([]Crossing, floa
 		groups[g] = append(groups[g], x)
 	}
 	kt := math.Max(sigmas, math.Sqrt(2*math.Log(float64(max(2, levels*len(order)))))+1)
-	var reps []Crossing
 	trend := 0
 	for _, g := range order {
 		xs := groups[g]
@@ -217,6 +224,11 @@ func representatives(c []Crossing, sigmas float64, levels int) ([]Crossing, floa
 		span := last.Time - first.Time
 		if math.Abs(b)*span > kt*sb*span+2*maxErr {
 			trend++
+			if (b > 0) == g.up {
+				grow++
+			} else {
+				decay++
+			}
 			at := func(t float64) Crossing {
 				// σ of a + b t at t: √(1/Σw + (t − t̄)²/Σw(t−t̄)²).
 				return Crossing{Clip: g.clip, Time: t, Slope: sbar + b*(t-tbar), Err: maxErr,
@@ -227,7 +239,7 @@ func representatives(c []Crossing, sigmas float64, levels int) ([]Crossing, floa
 		}
 		reps = append(reps, Crossing{Clip: g.clip, Time: tbar, Slope: sbar, Sigma: 1 / math.Sqrt(sw), Err: maxErr})
 	}
-	return reps, multiplicity(len(reps), sigmas)
+	return reps, multiplicity(len(reps), sigmas), grow, decay
 }
 
 // distinct returns how many pairwise-distinct slopes the crossings have,
@@ -362,6 +374,7 @@ func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 	c.Levels = len(levels)
 	covered := make([]bool, len(levels))
 	tols := make([]float64, len(levels))
+	grows, decays := make([]int, len(levels)), make([]int, len(levels))
 	for i, u := range levels {
 		cr := resolved(tr.Crossings(u))
 		for j := range cr {
@@ -373,7 +386,8 @@ func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 		if len(cr) >= 2 {
 			tols[i] = levelTolerance(cr, k)
 		}
-		reps, kr := representatives(cr, opt.Sigmas, len(levels))
+		reps, kr, gr, de := representatives(cr, opt.Sigmas, len(levels))
+		grows[i], decays[i] = gr, de
 		d := distinct(reps, kr)
 		c.MaxDistinct = max(c.MaxDistinct, d)
 		ok := d >= 3
@@ -404,6 +418,10 @@ func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 		return c
 	}
 	c.SlopeTol = finiteMedian(tols[bestEnd-bestLen+1 : bestEnd+1])
+	for i := bestEnd - bestLen + 1; i <= bestEnd; i++ {
+		c.Growing += grows[i]
+		c.Decaying += decays[i]
+	}
 	c.Lo = levels[bestEnd-bestLen+1]
 	c.Hi = levels[bestEnd]
 	// ρ, υ⋆ and the clips that reach U.

@@ -110,6 +110,8 @@ func TestCoverageColouredNoise(t *testing.T) {
 		// Pendulum- and cart-like: ζ = 0.001 over 21 periods, Q = 60 over 6.7.
 		{name: "ζ=0.001, 21 periods, 60 fps, 0.7 %, ρ=0.9", zeta: 0.001, periods: 21, fps: 60, sigma: 0.007, rho: 0.9, wantCovered: true, minCoveredFrac: 0.9},
 		{name: "Q=60, 6.7 periods, 30 fps, 1.5 %, ρ=0.5", zeta: 0.0083, periods: 6.7, fps: 30, sigma: 0.015, rho: 0.5, wantCovered: true, minCoveredFrac: 0.9},
+		// Negative damping: covered, but seen to gain energy.
+		{name: "ζ=−0.005, 12 periods, 30 fps, 1 %, ρ=0.5", zeta: -0.005, periods: 12, fps: 30, sigma: 0.01, rho: 0.5},
 		// What no single clip determines: never covered.
 		{name: "one swing, underdamped", zeta: 0.05, periods: 0.5, fps: 30, sigma: 0.01, rho: 0.5},
 		{name: "undamped, 10 periods, 1 %, ρ=0.5", zeta: 0, periods: 10, fps: 30, sigma: 0.01, rho: 0.5},
@@ -123,7 +125,7 @@ func TestCoverageColouredNoise(t *testing.T) {
 	}
 	for ci, c := range cases {
 		rng := rand.New(rand.NewPCG(uint64(ci)+1, 0x636f76))
-		covered, fitted := 0, 0
+		covered, fitted, growing := 0, 0, 0
 		for range draws {
 			z, dt := simulateLatent(rng, c)
 			cov, ok := fittedCoverage(t, z, dt)
@@ -133,9 +135,22 @@ func TestCoverageColouredNoise(t *testing.T) {
 			fitted++
 			if cov.Holds {
 				covered++
+				if cov.Growing > 0 {
+					growing++
+				}
 			}
 		}
 		frac := float64(covered) / float64(max(1, fitted))
+		if c.zeta < 0 {
+			t.Logf("%-45s covered %3d of %3d fitted draws, energy seen growing in %d", c.name, covered, fitted, growing)
+			if growing != covered {
+				t.Errorf("%s: %d of %d covered draws not seen to gain energy", c.name, covered-growing, covered)
+			}
+			continue
+		}
+		if growing > 0 {
+			t.Errorf("%s: %d covered draws of a damped latent seen to gain energy (Certify refuses those)", c.name, growing)
+		}
 		if c.wantCovered {
 			t.Logf("%-45s covered %3d of %3d fitted draws (%.0f %%)", c.name, covered, fitted, 100*frac)
 			if frac < c.minCoveredFrac || fitted < draws*9/10 {

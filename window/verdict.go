@@ -149,6 +149,9 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 			}
 		}
 	}
+	if v.Coverage.Holds && v.Coverage.Growing > 0 {
+		reasons = append(reasons, fmt.Sprintf("energy grows: at %d of the covered levels' slope sequences |z'| rises with time (%d fall); a damped structure's never does", v.Coverage.Growing, v.Coverage.Decaying))
+	}
 	if v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit) {
 		reasons = append(reasons, fmt.Sprintf("latent revisits are not scene revisits: frames at one latent level differ %.1f× more than motion explains (> %.1f); the encoder folds the state", v.Revisit.Score, th.MaxRevisit))
 	}
