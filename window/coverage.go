@@ -56,9 +56,13 @@ type Coverage struct {
 	Lo float64 `json:"u_lo"`
 	Hi float64 `json:"u_hi"`
 	// Width is the fraction of samples whose latent lies in U (equal to
-	// Rho); MinWidth the threshold.
-	Width    float64 `json:"width"`
-	MinWidth float64 `json:"min_width"`
+	// Rho); SlopeShare the fraction of the slope energy Σ z'² they carry
+	// (ρυ⋆ over the lemma's G11). Coverage needs MinWidth of each: samples
+	// of a latent that rests in U — a clip whose motion the encoder
+	// collapsed to a constant — fill U without informing the design.
+	Width      float64 `json:"width"`
+	SlopeShare float64 `json:"slope_share"`
+	MinWidth   float64 `json:"min_width"`
 	// Levels is the number of levels tested, Covered how many were covered.
 	Levels  int `json:"levels"`
 	Covered int `json:"covered"`
@@ -424,14 +428,15 @@ func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 	}
 	c.Lo = levels[bestEnd-bestLen+1]
 	c.Hi = levels[bestEnd]
-	// ρ, υ⋆ and the clips that reach U.
+	// ρ, υ⋆, the slope share and the clips that reach U.
 	var in, n int
-	var ups float64
+	var ups, all float64
 	clips := map[int]bool{}
 	for m, zm := range z {
 		d1, _ := estimator.Stencil(zm, dt)
 		for i, v := range d1 {
 			n++
+			all += v * v
 			if x := zm[i+1]; x >= c.Lo && x <= c.Hi {
 				in++
 				ups += v * v
@@ -446,8 +451,11 @@ func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
 	if in > 0 {
 		c.UpsStar = ups / float64(in)
 	}
+	if all > 0 {
+		c.SlopeShare = ups / all
+	}
 	c.Width = c.Rho
-	c.Holds = bestLen >= 3 && c.Width >= opt.MinWidth
+	c.Holds = bestLen >= 3 && c.Width >= opt.MinWidth && c.SlopeShare >= opt.MinWidth
 	return c
 }
 

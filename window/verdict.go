@@ -135,7 +135,7 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage with per-clip offsets: at most %d distinct sums of within-clip slope pairs at any level (need 2)", v.Coverage.MaxPairSums)
 		}
 		if v.Coverage.Covered > 0 {
-			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples (need %.1f%%)", 100*v.Coverage.Width, 100*v.Coverage.MinWidth)
+			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples and %.1f%% of the slope energy (need %.1f%% of each)", 100*v.Coverage.Width, 100*v.Coverage.SlopeShare, 100*v.Coverage.MinWidth)
 		}
 		if s := tr.PeakSlope(); len(r.Latents) == 1 && s > 0 && r.Physics.Zeta > 0 && r.Physics.Zeta < 1 && r.Gamma0 > 0 {
 			rel := tr.Noise.Slope / s
