@@ -369,13 +369,26 @@ func centreRows(rows []float64, k, lo, hi int) {
 // (whitener) and returns u scaled so that uᵀBu = τ², with the minimum.
 func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64) ([]float64, float64, error) {
 	k, r := wt.Dims()
-	var tmp, C mat.Dense
-	tmp.Mul(wt.T(), A)
-	C.Mul(&tmp, wt)
+	// C = wtᵀ A wt, by hand: k is a few dozen, where a parallel GEMM's
+	// start-up costs more than the products.
+	aw := make([]float64, k*r) // A wt
+	for i := range k {
+		for j := range r {
+			var v float64
+			for l := range k {
+				v += A.At(i, l) * wt.At(l, j)
+			}
+			aw[i*r+j] = v
+		}
+	}
 	Cs := mat.NewSymDense(r, nil)
 	for a := range r {
 		for b := a; b < r; b++ {
-			Cs.SetSym(a, b, 0.5*(C.At(a, b)+C.At(b, a)))
+			var v float64
+			for l := range k {
+				v += wt.At(l, a) * aw[l*r+b]
+			}
+			Cs.SetSym(a, b, v)
 		}
 	}
 	var eig mat.EigenSym
@@ -432,13 +445,31 @@ func refineTrajectory(feats [][]float64, k int, dt, tau float64, off Offset, wt 
 	if err != nil {
 		return u
 	}
+	// FitTrajectory's search without its covariance, which this loop
+	// does not use; FitTrajectory's own checks first.
+	lens := make([]int, len(z))
+	n := 0
+	for m, c := range z {
+		lens[m] = len(c)
+		n += len(c)
+	}
+	if n < 2*len(z)+offsetColumns(off, len(z))+4 {
+		return u
+	}
 	for range 30 {
-		fit, err := FitTrajectory(z, dt, g1, g0, off)
-		if err != nil || !(fit.Gamma0 > 0) {
+		if checkFinite(z) != nil {
 			return u
 		}
-		d := math.Abs(fit.Gamma1-g1) + math.Abs(fit.Gamma0-g0)
-		g1, g0 = fit.Gamma1, fit.Gamma0
+		var flat []float64
+		for _, c := range z {
+			flat = append(flat, c...)
+		}
+		x, err := trajectoryLM(flat, lens, dt, [2]float64{g1, g0}, off)
+		if err != nil || !(x[1] > 0) {
+			return u
+		}
+		d := math.Abs(x[0]-g1) + math.Abs(x[1]-g0)
+		g1, g0 = x[0], x[1]
 		next, err := trajectoryReadout(feats, k, dt, g1, g0, off, wt, tau)
 		if err != nil {
 			return u
@@ -462,26 +493,29 @@ const cosineModes = 6
 // features, B is their mean per-clip covariance; uᵀBu = τ².
 func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, error) {
 	lens := make([]int, len(feats))
-	var rows []float64
+	n := 0
 	for m, f := range feats {
 		lens[m] = len(f) / k
-		rows = append(rows, f...)
+		n += lens[m]
 	}
-	H := mat.NewDense(len(rows)/k, k, rows)
-	X, err := trajectoryDesign(lens, g1, g0, dt, off)
-	if err != nil {
+	pr := newProjector(lens, dt, off)
+	if err := pr.basis(g1, g0); err != nil {
 		return nil, err
 	}
-	var qr mat.QR
-	qr.Factorize(X)
-	var Qf mat.Dense
-	qr.QTo(&Qf)
-	n, q := X.Dims()
-	Q := Qf.Slice(0, n, 0, q)
-	var qh, pq, E mat.Dense
-	qh.Mul(Q.T(), H)
-	pq.Mul(Q, &qh)
-	E.Sub(H, &pq)
+	// E = (I − P)H, column by column (H's column a gathered from the clips).
+	E := mat.NewDense(n, k, nil)
+	col := make([]float64, n)
+	for a := range k {
+		i := 0
+		for _, f := range feats {
+			for r := range len(f) / k {
+				col[i] = f[r*k+a]
+				i++
+			}
+		}
+		pr.project(col)
+		E.SetCol(a, col)
+	}
 	var A mat.SymDense
 	A.SymOuterK(1/float64(n), E.T())
 	u, _, err := minReadout(&A, wt, tau)

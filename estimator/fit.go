@@ -42,10 +42,19 @@ type Options struct {
 type Result struct {
 	Gamma1 float64 `json:"gamma1"`
 	Gamma0 float64 `json:"gamma0"`
-	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of (γ1, γ0).
+	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of
+	// (γ1, γ0). With an output-error fit it is measured by a bootstrap of
+	// that fit and a jackknife of the readout (see Uncertainty);
+	// otherwise it is the stencil's (StencilCov).
 	Sigma1 float64       `json:"gamma1_sigma"`
 	Sigma0 float64       `json:"gamma0_sigma"`
 	Cov    [2][2]float64 `json:"cov"`
+	// StencilCov is the stencil's Newey–West covariance, through the
+	// exact map with an Exact preset: the reported one without an
+	// output-error fit, kept for diagnostics otherwise.
+	StencilCov [2][2]float64 `json:"stencil_cov"`
+	// Uncertainty says what Cov is made of (nil unless an Exact preset).
+	Uncertainty *Uncertainty `json:"uncertainty,omitempty"`
 	Physics
 	// Stencil is the least-squares fit on the final latents, in the
 	// stencil's coefficients, with its residuals.
@@ -236,18 +245,30 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fit: %w: %w", ErrNoContinuousModel, err)
 		}
-		r.Gamma1, r.Gamma0, r.Cov = g1, g0, cov
+		r.Gamma1, r.Gamma0, r.Cov, r.StencilCov = g1, g0, cov, cov
 		// The output-error fit from there is the estimate: it weighs
-		// pixel noise once, not through a second difference. Its own
-		// sandwich σ is not the reported one: it sees neither the readout
-		// chosen to fit these very frames nor the quantisation error,
-		// smooth in the state, that both fits share, and on the paper's
-		// cells it covered the truth within 2σ in only 54–68 % of fits.
-		// The stencil's HAC σ covered it in 94 % (γ0); it stays.
+		// pixel noise once, not through a second difference.
 		tf, err := FitTrajectory(lat, dt, g1, g0, p.Loss.Offset)
 		if err == nil && tf.Gamma0 > 0 {
 			r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
+			// Its σ is measured, not taken from a formula: neither its
+			// own sandwich (it sees neither the readout chosen on these
+			// frames nor the noise the fit absorbs; on the paper's cells
+			// it covered the truth within 2σ in 54–68 % of fits) nor the
+			// stencil's (tens of times too large on video).
+			lens := make([]int, len(clips))
+			for m := range clips {
+				lens[m] = bounds[m+1] - bounds[m]
+			}
+			if err := measureUncertainty(ctx, r, net, all, lens, p, f); err != nil {
+				return nil, fmt.Errorf("fit: uncertainty: %w", err)
+			}
+		} else {
+			r.Uncertainty = &Uncertainty{Source: "stencil", Note: "no output-error fit",
+				StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
 		}
+	} else {
+		r.StencilCov = f.Cov
 	}
 	r.Sigma1 = math.Sqrt(math.Max(0, r.Cov[0][0]))
 	r.Sigma0 = math.Sqrt(math.Max(0, r.Cov[1][1]))

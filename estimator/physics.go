@@ -27,7 +27,13 @@ type Physics struct {
 
 // Derive computes Physics from (γ1, γ0) and their covariance. A regime
 // boundary (ζ = 0 or ζ = 1) is reported when ζ is within two standard
-// deviations of it.
+// deviations of it, except that negative damping (Unstable) must be
+// three standard deviations below zero: a passive structure's damping is
+// not negative, so the claim that it is needs stronger evidence than a
+// label between two physical regimes, and with a calibrated σ a 2σ rule
+// would call one undamped window in forty unstable (and the certificate
+// refuses it). Between −3σ and +2σ the regime is Undamped. When the
+// uncertainty spans both ζ = 0 and ζ = 1, the nearer boundary is named.
 func Derive(gamma1, gamma0 float64, cov [2][2]float64) Physics {
 	var p Physics
 	if !(gamma0 > 0) {
@@ -44,13 +50,22 @@ func Derive(gamma1, gamma0 float64, cov [2][2]float64) Physics {
 	p.SigmaF = math.Sqrt(math.Max(0, df0*df0*cov[1][1]))
 	z1, z0 := 1/(2*w), -gamma1/(4*gamma0*w)
 	p.SigmaZ = math.Sqrt(math.Max(0, z1*z1*cov[0][0]+2*z1*z0*cov[0][1]+z0*z0*cov[1][1]))
-	tol := 2 * p.SigmaZ
+	tol := math.Max(2*p.SigmaZ, 1e-9)
+	unstable := p.Zeta < -math.Max(3*p.SigmaZ, 1e-9)
+	nearZero := !unstable && p.Zeta <= tol
+	nearOne := math.Abs(p.Zeta-1) <= tol
 	switch {
-	case math.Abs(p.Zeta) <= math.Max(tol, 1e-9):
-		p.Regime = Undamped
-	case p.Zeta < 0:
+	case unstable:
 		p.Regime = Unstable
-	case math.Abs(p.Zeta-1) <= math.Max(tol, 1e-9):
+	case nearZero && nearOne:
+		// σ spans both boundaries: the nearer one.
+		p.Regime = Undamped
+		if math.Abs(p.Zeta-1) < math.Abs(p.Zeta) {
+			p.Regime = Critical
+		}
+	case nearZero:
+		p.Regime = Undamped
+	case nearOne:
 		p.Regime = Critical
 	case p.Zeta < 1:
 		p.Regime = Underdamped

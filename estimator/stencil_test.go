@@ -136,6 +136,20 @@ func TestDerivePhysics(t *testing.T) {
 	if p := Derive(1, -1, [2][2]float64{}); p.Regime != Unstable {
 		t.Errorf("γ0<0: %v", p.Regime)
 	}
+	// σ_ζ = 0.01/(2·2) = 0.0025: undamped from −3σ to +2σ, unstable below.
+	cov := [2][2]float64{{1e-4, 0}, {0, 0}}
+	for _, c := range []struct {
+		g1   float64
+		want Regime
+	}{{0.025, Underdamped}, {0.0075, Undamped}, {-0.025, Undamped}, {-0.035, Unstable}} {
+		if p := Derive(c.g1, 4, cov); p.Regime != c.want {
+			t.Errorf("γ1 = %g ± 0.01 (ζ %.2gσ): %v, want %v", c.g1, p.Zeta/p.SigmaZ, p.Regime, c.want)
+		}
+	}
+	// ζ = 0.76 ± 1.6 spans both boundaries: the nearer, critical.
+	if p := Derive(8.2455, 29.399, [2][2]float64{{46.8, 0}, {0, 0}}); p.Regime != Critical {
+		t.Errorf("ζ %.2g ± %.2g: %v, want critical", p.Zeta, p.SigmaZ, p.Regime)
+	}
 }
 
 // Three clips of one ODE, each seen through its own affine map (a scale

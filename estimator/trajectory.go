@@ -44,12 +44,34 @@ func (f *TrajectoryFit) RelResidual() float64 {
 	return math.Sqrt(f.RSS / f.Signal)
 }
 
-// stateMap returns Φ = e^{AΔt} for A = [[0, 1], [−γ0, −γ1]].
+// stateMap returns Φ = e^{AΔt} for A = [[0, 1], [−γ0, −γ1]], in closed
+// form (Cayley–Hamilton: e^{At} = e^{st}(C I + S (A − sI)) for the
+// eigenvalues s ± q, s = −γ1/2, q² = γ1²/4 − γ0):
+//
+//	C = cosh qt, S = sinh(qt)/q        (q² > 0, overdamped)
+//	C = cos ωt,  S = sin(ωt)/ω         (q² = −ω² < 0, underdamped)
+//
+// with their series where |q|t is small (critical damping).
 func stateMap(g1, g0, dt float64) ([2][2]float64, error) {
-	a := mat.NewDense(2, 2, []float64{0, dt, -g0 * dt, -g1 * dt})
-	var e mat.Dense
-	e.Exp(a)
-	phi := [2][2]float64{{e.At(0, 0), e.At(0, 1)}, {e.At(1, 0), e.At(1, 1)}}
+	s := -g1 / 2
+	q2 := g1*g1/4 - g0
+	x := q2 * dt * dt
+	var c, sh float64
+	switch {
+	case math.Abs(x) < 1e-4:
+		// cosh √x = 1 + x/2 + x²/24 + …, sinh(√x)/√x = 1 + x/6 + x²/120 + …
+		c = 1 + x/2*(1+x/12*(1+x/30))
+		sh = dt * (1 + x/6*(1+x/20*(1+x/42)))
+	case x > 0:
+		q := math.Sqrt(q2)
+		c, sh = math.Cosh(q*dt), math.Sinh(q*dt)/q
+	default:
+		w := math.Sqrt(-q2)
+		c, sh = math.Cos(w*dt), math.Sin(w*dt)/w
+	}
+	e := math.Exp(s * dt)
+	c, sh = e*c, e*sh
+	phi := [2][2]float64{{c - s*sh, sh}, {-g0 * sh, c + (-g1-s)*sh}}
 	for _, r := range phi {
 		for _, v := range r {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -152,24 +174,37 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, off Offset) (*Trajec
 	if len(z) < q+4 {
 		return nil, fmt.Errorf("fit trajectory: %d samples for %d parameters: %w", len(z), q+2, ErrDegenerate)
 	}
-	x := [2]float64{g1, g0}
-	r, _, err := projectedResidual(z, lens, x[0], x[1], dt, off)
+	x, err := trajectoryLM(z, lens, dt, [2]float64{g1, g0}, off)
 	if err != nil {
-		return nil, fmt.Errorf("fit trajectory: %w", err)
+		return nil, err
+	}
+	return trajectoryResult(latents, z, lens, x, dt, off)
+}
+
+// trajectoryLM is FitTrajectory's Levenberg–Marquardt search on (γ1, γ0)
+// from x over the stacked latents z (clip lengths lens), the initial
+// states and offsets projected out at every trial. It returns the
+// minimiser, without the covariance (the bootstrap refits only need γ).
+func trajectoryLM(z []float64, lens []int, dt float64, x [2]float64, off Offset) ([2]float64, error) {
+	pr := newProjector(lens, dt, off)
+	n := len(z)
+	r, rp, rm, nr := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	if err := pr.residual(z, x[0], x[1], r); err != nil {
+		return x, fmt.Errorf("fit trajectory: %w", err)
 	}
 	rss := sumSq(r)
 	lambda := 1e-3
-	jac := make([][2]float64, len(z))
+	jac := make([][2]float64, n)
 	for range 100 {
 		for j := range 2 {
 			h := 1e-6 * math.Max(1, math.Abs(x[j]))
 			xp, xm := x, x
 			xp[j] += h
 			xm[j] -= h
-			rp, _, errP := projectedResidual(z, lens, xp[0], xp[1], dt, off)
-			rm, _, errM := projectedResidual(z, lens, xm[0], xm[1], dt, off)
+			errP := pr.residual(z, xp[0], xp[1], rp)
+			errM := pr.residual(z, xm[0], xm[1], rm)
 			if errP != nil || errM != nil {
-				return nil, fmt.Errorf("fit trajectory: Jacobian at (%g, %g): %w", x[0], x[1], ErrDegenerate)
+				return x, fmt.Errorf("fit trajectory: Jacobian at (%g, %g): %w", x[0], x[1], ErrDegenerate)
 			}
 			for i := range z {
 				jac[i][j] = (rp[i] - rm[i]) / (2 * h)
@@ -193,11 +228,11 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, off Offset) (*Trajec
 			}
 			step := [2]float64{-(cc*ga - b*gb) / det, -(aa*gb - b*ga) / det}
 			nx := [2]float64{x[0] + step[0], x[1] + step[1]}
-			nr, _, err := projectedResidual(z, lens, nx[0], nx[1], dt, off)
-			if err == nil {
+			if err := pr.residual(z, nx[0], nx[1], nr); err == nil {
 				if n := sumSq(nr); n < rss {
 					done := rss-n <= 1e-14*rss || math.Abs(step[0])+math.Abs(step[1]) <= 1e-12*(1+math.Abs(x[1]))
-					x, r, rss = nx, nr, n
+					x, rss = nx, n
+					r, nr = nr, r
 					lambda = math.Max(lambda/10, 1e-12)
 					improved = true
 					if done {
@@ -212,7 +247,127 @@ func FitTrajectory(latents [][]float64, dt, g1, g0 float64, off Offset) (*Trajec
 			break
 		}
 	}
-	return trajectoryResult(latents, z, lens, x, dt, off)
+	return x, nil
+}
+
+// projector computes the profiled residual z − X(γ)β̂(γ) of the
+// trajectory design (trajectoryDesign) over and over without allocating:
+// the search evaluates it five times a step, the bootstrap B times that.
+// It orthonormalises X's q columns by modified Gram–Schmidt, each column
+// twice ("twice is enough", Giraud et al. 2005), which is as accurate as
+// Householder QR for the residual, and subtracts z's projection. A
+// clip's state columns (and its own offset) are zero outside the clip,
+// so each column is kept with its support [lo, hi) and products run over
+// supports only: a set of M clips costs M times less than a dense QR.
+type projector struct {
+	lens   []int
+	off    Offset
+	dt     float64
+	n, q   int
+	cols   []float64 // q columns of length n, column c at cols[c·n:]
+	lo, hi []int     // column c is zero outside rows lo[c] … hi[c]−1
+}
+
+func newProjector(lens []int, dt float64, off Offset) *projector {
+	n := 0
+	for _, l := range lens {
+		n += l
+	}
+	q := 2*len(lens) + offsetColumns(off, len(lens))
+	return &projector{lens: lens, off: off, dt: dt, n: n, q: q, cols: make([]float64, n*q),
+		lo: make([]int, q), hi: make([]int, q)}
+}
+
+// basis sets p.cols to an orthonormal basis of the columns of X(γ).
+func (p *projector) basis(g1, g0 float64) error {
+	phi, err := stateMap(g1, g0, p.dt)
+	if err != nil {
+		return err
+	}
+	n, q := p.n, p.q
+	clear(p.cols)
+	row := 0
+	for m, l := range p.lens {
+		c0, c1 := p.cols[2*m*n:(2*m+1)*n], p.cols[(2*m+1)*n:(2*m+2)*n]
+		r0, r1 := 1.0, 0.0
+		for i := row; i < row+l; i++ {
+			c0[i], c1[i] = r0, r1
+			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
+		}
+		p.lo[2*m], p.hi[2*m], p.lo[2*m+1], p.hi[2*m+1] = row, row+l, row, row+l
+		switch p.off {
+		case SharedOffset:
+			fillOnes(p.cols[(q-1)*n+row : (q-1)*n+row+l])
+		case ClipOffsets:
+			c := 2*len(p.lens) + m
+			fillOnes(p.cols[c*n+row : c*n+row+l])
+			p.lo[c], p.hi[c] = row, row+l
+		}
+		row += l
+	}
+	if p.off == SharedOffset {
+		p.lo[q-1], p.hi[q-1] = 0, n
+	}
+	for c := range q {
+		v := p.cols[c*n : (c+1)*n]
+		norm0 := math.Sqrt(sumSq(v[p.lo[c]:p.hi[c]]))
+		for range 2 {
+			for d := range c {
+				lo, hi := max(p.lo[c], p.lo[d]), min(p.hi[c], p.hi[d])
+				if lo >= hi {
+					continue // disjoint supports: already orthogonal
+				}
+				p.lo[c], p.hi[c] = min(p.lo[c], p.lo[d]), max(p.hi[c], p.hi[d])
+				subtractProjection(v[p.lo[d]:p.hi[d]], p.cols[d*n+p.lo[d]:d*n+p.hi[d]])
+			}
+		}
+		w := v[p.lo[c]:p.hi[c]]
+		norm := math.Sqrt(sumSq(w))
+		if !(norm > 1e-15*norm0) {
+			return fmt.Errorf("trajectory design: %w", ErrDegenerate)
+		}
+		for i := range w {
+			w[i] /= norm
+		}
+	}
+	return nil
+}
+
+// residual writes z − X(γ)β̂ into out (len n).
+func (p *projector) residual(z []float64, g1, g0 float64, out []float64) error {
+	if err := p.basis(g1, g0); err != nil {
+		return err
+	}
+	copy(out, z)
+	p.project(out)
+	return nil
+}
+
+// project sets v ← v − QQᵀv for the basis Q in p.cols, twice.
+func (p *projector) project(v []float64) {
+	n := p.n
+	for range 2 {
+		for c := range p.q {
+			subtractProjection(v[p.lo[c]:p.hi[c]], p.cols[c*n+p.lo[c]:c*n+p.hi[c]])
+		}
+	}
+}
+
+// subtractProjection sets v ← v − (uᵀv) u for a unit vector u.
+func subtractProjection(v, u []float64) {
+	var d float64
+	for i, x := range u {
+		d += x * v[i]
+	}
+	for i, x := range u {
+		v[i] -= d * x
+	}
+}
+
+func fillOnes(v []float64) {
+	for i := range v {
+		v[i] = 1
+	}
 }
 
 // trajectoryResult assembles the fit at (γ1, γ0) = x with its sandwich

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // freeResponse samples the exact solution of z” + γ1 z' + γ0 z = 0 from
@@ -131,5 +133,29 @@ func TestFitTrajectoryClipOffsets(t *testing.T) {
 func TestFitTrajectoryRejectsTooFewSamples(t *testing.T) {
 	if _, err := FitTrajectory([][]float64{{1, 2, 3, 4}}, 0.1, 1, 4, SharedOffset); err == nil {
 		t.Error("4 samples for 5 parameters: want an error")
+	}
+}
+
+// The closed-form state map agrees with the matrix exponential across
+// the regimes, through critical damping and for unstable coefficients.
+func TestStateMapMatchesExp(t *testing.T) {
+	for _, c := range [][3]float64{
+		{0.08, 4.0016, 0.05}, {0, 4, 0.1}, {4, 4, 0.05}, {4 + 1e-9, 4, 0.05}, {4, 4 + 1e-7, 0.1},
+		{5, 4, 0.05}, {0.0115, 37.586, 1.0 / 60}, {8.2, 29.4, 1.0 / 30}, {-0.3, 2, 0.1}, {1, -3, 0.1},
+		{300, 1, 0.1}, {0.5, 1e-6, 0.02},
+	} {
+		got, err := stateMap(c[0], c[1], c[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e mat.Dense
+		e.Exp(mat.NewDense(2, 2, []float64{0, c[2], -c[1] * c[2], -c[0] * c[2]}))
+		for i := range 2 {
+			for j := range 2 {
+				if d := math.Abs(got[i][j] - e.At(i, j)); d > 1e-13*math.Max(1, math.Abs(e.At(i, j))) {
+					t.Errorf("(γ1, γ0, Δt) = %v: Φ[%d][%d] = %.17g, e^{AΔt} has %.17g", c, i, j, got[i][j], e.At(i, j))
+				}
+			}
+		}
 	}
 }

@@ -181,7 +181,8 @@ func apart(a, b Crossing, k float64) bool {
 // are (for two, the fit is the pair). The remaining comparisons, between
 // sequences, use k = multiplicity(number of representatives).
 //
-// It also returns how many resolved sequences grow and decay in |slope|.
+// It also returns how many resolved sequences (and resolved pairs of
+// passes in one direction) grow and decay in |slope|.
 func representatives(c []Crossing, sigmas float64, levels int) (reps []Crossing, k float64, grow, decay int) {
 	type key struct {
 		clip int
@@ -197,9 +198,19 @@ func representatives(c []Crossing, sigmas float64, levels int) (reps []Crossing,
 		groups[g] = append(groups[g], x)
 	}
 	kt := math.Max(sigmas, math.Sqrt(2*math.Log(float64(max(2, levels*len(order)))))+1)
+	kp := multiplicity(len(c), sigmas)
 	trend := 0
 	for _, g := range order {
 		xs := groups[g]
+		if len(xs) == 2 && apart(xs[0], xs[1], kp) {
+			// Two resolved passes: the later one's |slope| says which way
+			// the energy went.
+			if math.Abs(xs[1].Slope) > math.Abs(xs[0].Slope) {
+				grow++
+			} else {
+				decay++
+			}
+		}
 		if len(xs) < 3 {
 			reps = append(reps, xs...)
 			continue

@@ -87,6 +87,8 @@ type Verdict struct {
 	// solution over its RMS (NaN without an output-error fit).
 	TrajectoryResidual float64 `json:"trajectory_residual"`
 	Revisit            Revisit `json:"revisit"`
+	// Impulse is the test for a velocity jump inside the window.
+	Impulse Impulse `json:"impulse"`
 	// WindowNeeded, for an underdamped window refused for coverage, is
 	// how long a window at this noise would need to be to resolve its
 	// damping (WindowFor), in seconds; 0 otherwise or when none would.
@@ -148,6 +150,9 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 					100*rel, r.Physics.Zeta, need, need*math.Sqrt(r.Gamma0)/(2*math.Pi), have)
 			}
 		}
+	}
+	if v.Impulse = testImpulse(r.Trajectory, tr); v.Impulse.Ratio > maxImpulse {
+		reasons = append(reasons, fmt.Sprintf("an impulse at %.2f s: the latent's velocity jumps by %.1f× the fitted solution's largest acceleration × Δt (> %g), a knock, a push or a new release; a window across it holds two free responses", v.Impulse.At, v.Impulse.Ratio, maxImpulse))
 	}
 	if v.Coverage.Holds && v.Coverage.Growing > 0 {
 		reasons = append(reasons, fmt.Sprintf("energy grows: at %d of the covered levels' slope sequences |z'| rises with time (%d fall); a damped structure's never does", v.Coverage.Growing, v.Coverage.Decaying))

@@ -30,6 +30,9 @@ type estimateReport struct {
 	Gamma1  float64 `json:"gamma1"`
 	Sigma0  float64 `json:"gamma0_sigma"`
 	Sigma1  float64 `json:"gamma1_sigma"`
+	// Uncertainty says what the σ is made of: a block bootstrap of the
+	// output-error fit and a jackknife of the readout.
+	Uncertainty *estimator.Uncertainty `json:"uncertainty,omitempty"`
 	estimator.Physics
 	Verdict     window.Status  `json:"verdict"`
 	Certified   bool           `json:"certified"`
@@ -173,7 +176,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	}
 	v := window.Certify(res, window.Thresholds{})
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
-	rep.Physics = res.Physics
+	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
 	rep.Steps, rep.Reverted, rep.ElapsedMS = res.Steps, res.Reverted, float64(res.Elapsed)/float64(time.Millisecond)
 	if *plotPath != "" {

@@ -1,0 +1,91 @@
+package estimator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Uncertainty says what the reported σ of (γ1, γ0) is made of.
+//
+// With an output-error fit (the Exact presets) the reported covariance is
+// the sum of two measured parts from different sources:
+//
+//	Cov = Cov_bootstrap + Cov_jackknife
+//
+// the noise in the latent, colour included (bootstrapTrajectory), and the
+// readout being chosen on the same frames it is then read from
+// (jackknifeReadout; only where the readout is the closed-form one). The
+// stencil's HAC covariance mapped through the exact AR(2) map, which was
+// reported before, is kept for comparison: on video it is tens of times
+// too large, which made the regime label call lightly damped pendulums
+// and springs undamped.
+type Uncertainty struct {
+	// Source names what Cov is: "bootstrap+jackknife", "bootstrap" (no
+	// closed-form readout to re-solve), or "stencil" (no output-error
+	// fit, its bootstrap failed, or fewer than two jackknife replicates
+	// had an estimate: the stencil's HAC σ, as before; Note says which).
+	Source    string          `json:"source"`
+	Bootstrap *BootstrapSigma `json:"bootstrap,omitempty"`
+	Jackknife *JackknifeSigma `json:"jackknife,omitempty"`
+	// StencilSigma1, StencilSigma0 are the stencil's σ through the exact
+	// map (Result.StencilCov), for diagnostics.
+	StencilSigma1 float64 `json:"stencil_gamma1_sigma"`
+	StencilSigma0 float64 `json:"stencil_gamma0_sigma"`
+	// Note says why a part is missing, if one is.
+	Note string `json:"note,omitempty"`
+	// Elapsed is the wall time the two parts took.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// measureUncertainty sets r.Cov (and r.Uncertainty) from the bootstrap of
+// the output-error fit r.Trajectory and, with a closed-form low-rank
+// encoder, the jackknife of its readout. stencil is the final stencil fit
+// (its coefficients start the jackknife's readouts), lens the clips'
+// lengths. If a part cannot be measured r.Cov stays the stencil's, and
+// Note says why.
+func measureUncertainty(ctx context.Context, r *Result, net network, all [][]float64, lens []int, p Preset, stencil *ODEFit) error {
+	start := time.Now()
+	u := &Uncertainty{Source: "stencil",
+		StencilSigma1: math.Sqrt(math.Max(0, r.StencilCov[0][0])),
+		StencilSigma0: math.Sqrt(math.Max(0, r.StencilCov[1][1]))}
+	r.Uncertainty = u
+	defer func() { u.Elapsed = time.Since(start) }()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	bs, err := bootstrapTrajectory(r.Trajectory, r.Dt, p.Loss.Offset, bootstrapResamples)
+	if err != nil {
+		u.Note = err.Error()
+		return nil
+	}
+	lr, ok := net.(*LowRank)
+	if !ok || !p.ClosedForm || p.Loss.Reg != VarFloor {
+		u.Bootstrap, u.Source, u.Note = bs, "bootstrap", "no closed-form readout: its selection is not measured"
+		r.Cov = bs.Cov
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	h, err := lr.Features(all)
+	if err != nil {
+		return fmt.Errorf("uncertainty: %w", err)
+	}
+	jk, err := jackknifeReadout(lr, h, lens, r.Dt, p, stencil.Gamma1, stencil.Gamma0)
+	if err != nil {
+		// Too few replicates to measure the readout's part: report the
+		// stencil's σ, as before, rather than one that leaves a known
+		// source out.
+		u.Bootstrap, u.Note = bs, err.Error()
+		return nil
+	}
+	u.Bootstrap, u.Jackknife, u.Source = bs, jk, "bootstrap+jackknife"
+	for a := range 2 {
+		for b := range 2 {
+			r.Cov[a][b] = bs.Cov[a][b] + jk.Cov[a][b]
+		}
+	}
+	return nil
+}
