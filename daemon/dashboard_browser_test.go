@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/sim"
 )
 
@@ -36,20 +37,7 @@ func chromiumBinary() (string, error) {
 // go.mod.
 func artifactDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	dir := physdtest.RepoRoot(t)
 	out := filepath.Join(dir, "out", "test-artifacts")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/realvid"
 )
 
@@ -21,22 +22,7 @@ import (
 // the path, when it is not there.
 func realvidDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		} else if !errors.Is(err, os.ErrNotExist) {
-			t.Fatal(err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's working directory")
-		}
-		dir = parent
-	}
+	dir := physdtest.RepoRoot(t)
 	rv := filepath.Join(filepath.Dir(dir), "shared", "realvid")
 	if _, err := os.Stat(filepath.Join(rv, "truth.tsv")); errors.Is(err, os.ErrNotExist) {
 		t.Skipf("the real-footage dev set is not here: %s does not exist", filepath.Join(rv, "truth.tsv"))
