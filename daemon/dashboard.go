@@ -407,9 +407,15 @@ func dashDetailOf(d *Diagnostic, r *estimator.Result) *dashDetail {
 	}
 	det.Coverage = dashCoverage{Holds: cov.Holds, Lo: num(cov.Lo), Hi: num(cov.Hi), Width: num(cov.Width),
 		MinWidth: num(cov.MinWidth), Levels: cov.Levels, Covered: cov.Covered, MaxDistinct: cov.MaxDistinct, SlopeTol: num(cov.SlopeTol)}
+	// The crossings as the certificate read them.
+	tr, trErr := window.NewTrace(r)
 	for _, u := range figure.Levels(r.Latents, cov, dashLevels) {
 		l := dashLevel{U: num(u), Crossings: []dashCrossing{}}
-		for _, c := range window.Crossings(r.Latents, r.Dt, u) {
+		var cs []window.Crossing
+		if trErr == nil {
+			cs = tr.Crossings(u)
+		}
+		for _, c := range cs {
 			if c.Clip >= len(clips) || len(l.Crossings) >= dashMaxCrossings {
 				continue
 			}

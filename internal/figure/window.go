@@ -51,8 +51,14 @@ func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
 		w.Fitted = r.Trajectory.Fitted
 	}
 	w.Levels = Levels(r.Latents, v.Coverage, shownLevels)
+	// The crossings as the certificate read them.
+	tr, err := window.NewTrace(r)
 	for _, u := range w.Levels {
-		w.Crossings = append(w.Crossings, window.Crossings(r.Latents, r.Dt, u))
+		var c []window.Crossing
+		if err == nil {
+			c = tr.Crossings(u)
+		}
+		w.Crossings = append(w.Crossings, c)
 	}
 	return w
 }
