@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/physd/physd/estimator"
@@ -84,14 +85,20 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 	// so a certificate (which resolved the damping) that σ cannot tell
 	// from zero is counted and shown.
 	var certUndamped, certified int
-	for i := range cs {
+	var undampedCells []string
+	for i, c := range cs {
+		n := 0
 		for _, o := range res[i] {
 			if o.err == nil && o.verdict == window.Certified {
 				certified++
 				if o.regime == estimator.Undamped {
 					certUndamped++
+					n++
 				}
 			}
+		}
+		if n > 0 {
+			undampedCells = append(undampedCells, fmt.Sprintf("%s (%d)", c.name(), n))
 		}
 	}
 	var failures []string
@@ -205,7 +212,11 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 		fmt.Fprintf(w, "- calibration of the reported σ over the %d fits of those cells: |γ0 − γ0*| ≤ 2σ0 in %.0f %%, |γ1 − γ1*| ≤ 2σ1 in %.0f %% (a calibrated Gaussian σ gives 95 %%); median |error|/σ %.2f (γ0) and %.2f (γ1), 0.67 if calibrated\n",
 			len(z0s), 100*within(z0s, 2), 100*within(z1s, 2), median(z0s), median(z1s))
 	}
-	fmt.Fprintf(w, "- certified fits labelled `undamped` (ζ within 2σ of 0): %d of %d certified fits\n", certUndamped, certified)
+	fmt.Fprintf(w, "- certified fits labelled `undamped` (ζ within 2σ of 0): %d of %d certified fits", certUndamped, certified)
+	if len(undampedCells) > 0 {
+		fmt.Fprintf(w, ", in: %s", strings.Join(undampedCells, "; "))
+	}
+	fmt.Fprintln(w)
 	if len(failures) > 0 {
 		fmt.Fprintf(w, "\nCells that miss a check:\n\n")
 		for _, f := range failures {
