@@ -139,17 +139,10 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		if v.Coverage.Covered > 0 {
 			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples and %.1f%% of the slope energy (need %.1f%% of each)", 100*v.Coverage.Width, 100*v.Coverage.SlopeShare, 100*v.Coverage.MinWidth)
 		}
-		if s := tr.PeakSlope(); len(r.Latents) == 1 && s > 0 && r.Physics.Zeta > 0 && r.Physics.Zeta < 1 && r.Gamma0 > 0 {
-			rel := tr.Noise.Slope / s
-			need := WindowFor(r.Physics.Zeta, math.Sqrt(r.Gamma0), rel, v.Coverage.Levels)
-			have := float64(len(r.Latents[0])-1) * r.Dt
-			if math.IsInf(need, 0) {
-				reasons[len(reasons)-1] += fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) no window resolves damping ζ = %.3g", 100*rel, r.Physics.Zeta)
-			} else if v.WindowNeeded = need; need > have {
-				reasons[len(reasons)-1] += fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) damping ζ = %.3g needs a window of about %.3g s (%.3g periods); this one is %.3g s",
-					100*rel, r.Physics.Zeta, need, need*math.Sqrt(r.Gamma0)/(2*math.Pi), have)
-			}
-		}
+		var advice string
+		v.WindowNeeded, advice = windowAdvice(r, tr, v.Coverage.Levels)
+		reasons[len(reasons)-1] += advice
+
 	}
 	if v.Impulse = testImpulse(r.Trajectory, tr); v.Impulse.Ratio > maxImpulse {
 		reasons = append(reasons, fmt.Sprintf("an impulse at %.2f s: the latent's velocity jumps by %.1f× the fitted solution's largest acceleration × Δt (> %g), a knock, a push or a new release; a window across it holds two free responses", v.Impulse.At, v.Impulse.Ratio, maxImpulse))
@@ -190,6 +183,27 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 		v.Reasons = reasons
 	}
 	return v
+}
+
+// windowAdvice says, for one underdamped clip refused for coverage, how
+// long a window at this noise would need to be (WindowFor): the seconds
+// (0 when none or no advice) and the text to append to the reason.
+func windowAdvice(r *estimator.Result, tr Trace, levels int) (float64, string) {
+	s := tr.PeakSlope()
+	if len(r.Latents) != 1 || !(s > 0) || !(r.Physics.Zeta > 0) || !(r.Physics.Zeta < 1) || !(r.Gamma0 > 0) {
+		return 0, ""
+	}
+	rel := tr.Noise.Slope / s
+	need := WindowFor(r.Physics.Zeta, math.Sqrt(r.Gamma0), rel, levels)
+	have := float64(len(r.Latents[0])-1) * r.Dt
+	switch {
+	case math.IsInf(need, 0):
+		return 0, fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) no window resolves damping ζ = %.3g", 100*rel, r.Physics.Zeta)
+	case need > have:
+		return need, fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) damping ζ = %.3g needs a window of about %.3g s (%.3g periods); this one is %.3g s",
+			100*rel, r.Physics.Zeta, need, need*math.Sqrt(r.Gamma0)/(2*math.Pi), have)
+	}
+	return need, ""
 }
 
 // lag1 is the lag-one autocorrelation of the residuals, pooled over clips.
