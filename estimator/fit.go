@@ -55,6 +55,9 @@ type Result struct {
 	StencilCov [2][2]float64 `json:"stencil_cov"`
 	// Uncertainty says what Cov is made of (nil unless an Exact preset).
 	Uncertainty *Uncertainty `json:"uncertainty,omitempty"`
+	// Exposure says whether per-frame exposure changes were undone (nil
+	// unless the preset asks for it).
+	Exposure *Exposure `json:"exposure,omitempty"`
 	Physics
 	// Stencil is the least-squares fit on the final latents, in the
 	// stencil's coefficients, with its residuals.
@@ -89,6 +92,12 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	}
 	if err := validateClips(clips); err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
+	}
+	var expo *Exposure
+	if p.Exposure {
+		var e Exposure
+		clips, e = NormalizeExposure(clips)
+		expo = &e
 	}
 	dt := clips[0].Dt
 	var all [][]float64
@@ -231,7 +240,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
 	}
 	loss, _, _ = Objective(lat, dt, coef, p.Loss)
-	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f,
+	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f, Exposure: expo,
 		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Reverted: reverted, Encoder: net}
 	for _, c := range clips {
 		r.Frames = append(r.Frames, c.Frames)

@@ -36,8 +36,11 @@ type Preset struct {
 	ClosedForm bool `json:"closed_form"`
 	// Exact reports (γ1, γ0) through the exact AR(2) map, removing the
 	// stencil's O(Δt²) bias.
-	Exact bool       `json:"exact"`
-	Loss  LossConfig `json:"loss"`
+	Exact bool `json:"exact"`
+	// Exposure undoes per-frame exposure and gain changes before encoding
+	// (NormalizeExposure).
+	Exposure bool       `json:"exposure"`
+	Loss     LossConfig `json:"loss"`
 }
 
 // Validate reports a preset that cannot train.
@@ -79,10 +82,10 @@ func presets() map[string]Preset {
 	return map[string]Preset{
 		"edge": {
 			Name:        "edge",
-			Description: "low-rank encoder on 64×64 frames (smooth spatial basis), closed-form start, γ by least squares each step, exact AR(2) map",
+			Description: "low-rank encoder on 64×64 frames (smooth spatial basis), exposure normalised per frame, closed-form start, γ by least squares each step, exact AR(2) map",
 			Encoder:     "lowrank", Size: 64, Features: 32, Hidden: 8,
 			Steps: 30, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
-			Loss: edgeLoss,
+			Exposure: true, Loss: edgeLoss,
 		},
 		"paper": {
 			Name:        "paper",

@@ -1,0 +1,121 @@
+package estimator
+
+import (
+	"math"
+	"slices"
+)
+
+// Exposure is what NormalizeExposure found and did to a window.
+type Exposure struct {
+	// Applied reports that the frames were divided by their gains.
+	Applied bool `json:"applied"`
+	// Why says why not, when not applied.
+	Why string `json:"why,omitempty"`
+	// MinGain and MaxGain bound the per-frame gains g_k measured.
+	MinGain float64 `json:"min_gain"`
+	MaxGain float64 `json:"max_gain"`
+	// Support is the share of the frame's pixels bright enough to measure
+	// a gain on.
+	Support float64 `json:"support"`
+}
+
+// Photometric normalisation's settings.
+const (
+	// exposureFloor is the gray level (of 1) below which a pixel says
+	// nothing about gain: a dark pixel's ratio is noise.
+	exposureFloor = 0.1
+	// exposureSupport is the share of the frame that must be bright
+	// enough to measure a gain on. An exposure change scales the whole
+	// scene; a bright object on a dark background whose brightness is
+	// the state (the paper's intensity system) covers less than this, and
+	// normalising it would erase the signal.
+	exposureSupport = 0.5
+	// exposureMinChange is the smallest gain change worth undoing; below
+	// it the frames are left exactly as they came.
+	exposureMinChange = 0.005
+)
+
+// NormalizeExposure undoes per-frame changes of exposure or gain (a
+// camera's automatic exposure, a cloud, a shadow across the scene): the
+// latent must follow the object, not the light. A gain change multiplies
+// every pixel of frame k by the same g_k, so g_k is read as the median
+// over pixels of the ratio to the window's median frame r,
+//
+//	g_k = median_{x: r(x) ≥ floor} I_k(x) / r(x),
+//
+// which the object's own pixels (a minority of a region drawn around its
+// path) cannot move, and the frames become I_k / g_k. It returns new clips
+// with new frames when the gains change by more than exposureMinChange and
+// the bright pixels cover at least exposureSupport of the frame; otherwise
+// it returns clips itself, so scenes without exposure changes keep their
+// exact pixels. The frames of all clips share one reference: one camera.
+func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
+	if len(clips) == 0 || len(clips[0].Frames) == 0 {
+		return clips, Exposure{Why: "no frames"}
+	}
+	p := len(clips[0].Frames[0])
+	var frames [][]float64
+	for _, c := range clips {
+		frames = append(frames, c.Frames...)
+	}
+	n := len(frames)
+	// The reference is the median frame over (at most 64 of) the frames.
+	stride := max(1, n/64)
+	col := make([]float64, 0, n/stride+1)
+	ref := make([]float64, p)
+	var idx []int
+	for j := range p {
+		col = col[:0]
+		for i := 0; i < n; i += stride {
+			col = append(col, frames[i][j])
+		}
+		slices.Sort(col)
+		ref[j] = col[len(col)/2]
+		if ref[j] >= exposureFloor {
+			idx = append(idx, j)
+		}
+	}
+	e := Exposure{Support: float64(len(idx)) / float64(p), MinGain: 1, MaxGain: 1}
+	if e.Support < exposureSupport {
+		e.Why = "too little of the frame is bright enough to measure a gain on"
+		return clips, e
+	}
+	gains := make([]float64, n)
+	ratio := make([]float64, len(idx))
+	e.MinGain, e.MaxGain = math.Inf(1), math.Inf(-1)
+	for i, f := range frames {
+		for q, j := range idx {
+			ratio[q] = f[j] / ref[j]
+		}
+		slices.Sort(ratio)
+		g := ratio[len(ratio)/2]
+		if !(g > 0) {
+			e.Why = "a frame is dark where the scene is bright"
+			return clips, e
+		}
+		gains[i] = g
+		e.MinGain, e.MaxGain = min(e.MinGain, g), max(e.MaxGain, g)
+	}
+	if e.MaxGain-e.MinGain <= exposureMinChange {
+		e.Why = "the exposure does not change"
+		return clips, e
+	}
+	// New frames, not writes into the caller's: they may be shared.
+	out := slices.Clone(clips)
+	i := 0
+	for m := range out {
+		fs := make([][]float64, len(clips[m].Frames))
+		for k, f := range clips[m].Frames {
+			g := make([]float64, p)
+			inv := 1 / gains[i]
+			for j, v := range f {
+				g[j] = v * inv
+			}
+			fs[k] = g
+			i++
+		}
+		out[m].Frames = fs
+	}
+	e.Applied = true
+	return out, e
+}
