@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // BootstrapSigma is the noise part of the reported uncertainty: the
@@ -483,5 +484,38 @@ func parallel(n int, fn func(i int)) {
 		next <- i
 	}
 	close(next)
+	wg.Wait()
+}
+
+// rangeWorkers is how many goroutines parallelRanges should use for n
+// items: one per core, at most one per item.
+func rangeWorkers(n int) int { return max(1, min(n, runtime.GOMAXPROCS(0))) }
+
+// parallelRanges calls fn(w, i) for i = 0 … n−1 on workers goroutines
+// (the caller's among them), w being the calling worker's index in
+// [0, workers) so that fn can keep scratch buffers per worker. Items are
+// taken in turn from a shared counter, so a core that other processes
+// slow down takes fewer. fn must write only to item i's results and its
+// own worker's scratch.
+func parallelRanges(n, workers int, fn func(w, i int)) {
+	var next atomic.Int64
+	work := func(w int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(w, i)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work(w)
+		}()
+	}
+	work(0)
 	wg.Wait()
 }

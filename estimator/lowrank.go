@@ -5,8 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gorgonia.org/tensor"
 
 	"github.com/physd/physd/estimator/nn"
@@ -110,39 +109,66 @@ func (e *LowRank) checkFrames(frames [][]float64) error {
 	return nil
 }
 
-// centredBlock is how many frames are centred at a time. The features and
-// W's gradient are block products over a buffer of this many frames, not
-// over a centred copy of the whole window, which every training step
-// would otherwise allocate (3 MB for 94 frames of 64×64) and which set
-// the estimator's peak memory.
-const centredBlock = 16
+// featureBlock is how many frames one worker centres and multiplies at a
+// time in features: each row of W (32 KB at 64×64) is then read once per
+// block from cache instead of once per frame from memory, and a worker's
+// buffer stays small (256 KB at 64×64) — not a centred copy of the whole
+// window, which every training step would otherwise allocate and which
+// would set the estimator's peak memory on a long window.
+const featureBlock = 8
 
-// eachBlock calls fn with consecutive blocks of centred frames, starting
-// at frame i0; x is only valid during the call. Frame sizes must have
-// been checked.
-func (e *LowRank) eachBlock(frames [][]float64, fn func(i0 int, x blas64.General)) {
-	rows := min(centredBlock, len(frames))
-	buf := make([]float64, rows*e.P)
-	for i0 := 0; i0 < len(frames); i0 += rows {
-		r := min(rows, len(frames)-i0)
-		for i, f := range frames[i0 : i0+r] {
-			row := buf[i*e.P : (i+1)*e.P]
-			for j, v := range f {
-				row[j] = v - e.Mean[j]
+// gradChunk is how many pixel columns of W's gradient one worker owns at a
+// time in backward: K rows of that many columns (64 KB with K = 32) stay
+// in cache while every frame's slice of those columns streams past once.
+const gradChunk = 256
+
+// features computes h = W(x − μ), n×K row-major, as
+//
+//	h_ik = 0 + Σ_p (x_ip − μ_p) W_kp
+//
+// with the sum over all P pixels taken by one floats.Dot call: the very
+// operations gonum's Gemm(NoTrans, Trans) performed here before (for a
+// block of at most 16 frames and K ≤ 64 it takes its serial path, one
+// DotUnitary per entry, added to a zeroed C), so the features are bitwise
+// those of before. The latent's bits matter beyond the estimate: the
+// bootstrap's random stream is seeded by the residual's bits. Blocks of
+// frames are spread over the cores; each entry is computed by exactly one
+// worker, so the split does not change the result.
+func (e *LowRank) features(frames [][]float64) []float64 {
+	n := len(frames)
+	h := make([]float64, n*e.K)
+	wd := data(e.W)
+	blocks := (n + featureBlock - 1) / featureBlock
+	workers := rangeWorkers(blocks)
+	bufs := make([][]float64, workers)
+	parallelRanges(blocks, workers, func(w, b int) {
+		if bufs[w] == nil {
+			bufs[w] = make([]float64, min(featureBlock, n)*e.P)
+		}
+		i0, i1 := b*featureBlock, min(n, (b+1)*featureBlock)
+		x := e.centreInto(bufs[w], frames[i0:i1])
+		for k := range e.K {
+			wk := wd[k*e.P : (k+1)*e.P]
+			for i := range i1 - i0 {
+				// 0 + d, as Gemm's zeroed C: a −0 dot becomes +0.
+				h[(i0+i)*e.K+k] = 0 + floats.Dot(x[i*e.P:(i+1)*e.P], wk)
 			}
 		}
-		fn(i0, blas64.General{Rows: r, Cols: e.P, Stride: e.P, Data: buf[:r*e.P]})
-	}
-}
-
-func (e *LowRank) features(frames [][]float64) []float64 {
-	h := make([]float64, len(frames)*e.K)
-	w := blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: data(e.W)}
-	e.eachBlock(frames, func(i0 int, x blas64.General) {
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, x, w,
-			0, blas64.General{Rows: x.Rows, Cols: e.K, Stride: e.K, Data: h[i0*e.K : (i0+x.Rows)*e.K]})
 	})
 	return h
+}
+
+// centreInto writes x − μ of each frame into consecutive rows of buf and
+// returns them.
+func (e *LowRank) centreInto(buf []float64, frames [][]float64) []float64 {
+	x := buf[:len(frames)*e.P]
+	for i, f := range frames {
+		row := x[i*e.P : (i+1)*e.P]
+		for j, v := range f {
+			row[j] = v - e.Mean[j]
+		}
+	}
+	return x
 }
 
 func (e *LowRank) forward(frames [][]float64) ([]float64, *lowRankPass, error) {
@@ -230,12 +256,41 @@ func (e *LowRank) backward(ps *lowRankPass, dz []float64) {
 	if ps.frames == nil {
 		return // frozen features: no gradient for W
 	}
-	// dW += dhᵀ (x − μ)
-	dW := blas64.General{Rows: e.K, Cols: e.P, Stride: e.P, Data: gdata(e.W)}
-	e.eachBlock(ps.frames, func(i0 int, x blas64.General) {
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-			blas64.General{Rows: x.Rows, Cols: e.K, Stride: e.K, Data: dh[i0*e.K : (i0+x.Rows)*e.K]},
-			x, 1, dW)
+	e.accumulateWGrad(ps.frames, dh)
+}
+
+// accumulateWGrad adds dhᵀ(x − μ) to W's gradient (K×P):
+//
+//	dW_kp += Σ_i dh_ik (x_ip − μ_p),  i = 0 … n−1 in order,
+//
+// each term rounded and added in frame order, a zero dh_ik skipped: what
+// gonum's Gemm(Trans, NoTrans) did here block by block before (one
+// AxpyUnitary per frame and feature), so the gradient is bitwise that of
+// before (see features). The order of frames within one entry is all that
+// fixes its bits, so the pixel columns are split over the cores: a worker
+// owns gradChunk columns of every row of dW, centres each frame's slice
+// of them once and adds it to the K rows, which stay in cache.
+func (e *LowRank) accumulateWGrad(frames [][]float64, dh []float64) {
+	dW := gdata(e.W)
+	chunks := (e.P + gradChunk - 1) / gradChunk
+	workers := rangeWorkers(chunks)
+	bufs := make([][]float64, workers)
+	parallelRanges(chunks, workers, func(w, c int) {
+		if bufs[w] == nil {
+			bufs[w] = make([]float64, gradChunk)
+		}
+		p0, p1 := c*gradChunk, min(e.P, (c+1)*gradChunk)
+		x, mu := bufs[w][:p1-p0], e.Mean[p0:p1]
+		for i, f := range frames {
+			for j, v := range f[p0:p1] {
+				x[j] = v - mu[j]
+			}
+			for k, d := range dh[i*e.K : (i+1)*e.K] {
+				if d != 0 {
+					floats.AddScaled(dW[k*e.P+p0:k*e.P+p1], d, x)
+				}
+			}
+		}
 	})
 }
 

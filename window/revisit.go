@@ -76,12 +76,15 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 	if !(ref > 0) {
 		return r
 	}
-	var scores []float64
-	for i := range maxLevels {
+	// The levels are independent: they are scored on all cores, each
+	// into its own slot, and gathered in level order.
+	level := make([]float64, maxLevels)
+	scored := make([]bool, maxLevels)
+	parallelFor(maxLevels, func(i int) {
 		u := cov.Lo + (cov.Hi-cov.Lo)*(float64(i)+0.5)/float64(maxLevels)
 		cr := tr.Crossings(u)
 		if len(cr) < 2 {
-			continue
+			return
 		}
 		imgs := make([][]float64, len(cr))
 		step := make([]float64, len(cr))
@@ -99,7 +102,13 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 				worst = math.Max(worst, rmsDiff(imgs[a], imgs[b])/tol)
 			}
 		}
-		scores = append(scores, worst)
+		level[i], scored[i] = worst, true
+	})
+	var scores []float64
+	for i, ok := range scored {
+		if ok {
+			scores = append(scores, level[i])
+		}
 	}
 	if len(scores) == 0 {
 		return r

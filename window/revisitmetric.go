@@ -2,7 +2,10 @@ package window
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // revisitMetric compares a window's frames where its latent lives.
@@ -87,14 +90,92 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 	}
 	met.gain = make([][]float64, len(frames))
 	met.offset = make([][]float64, len(frames))
+	type at struct{ m, k int }
+	var all []at
 	for m, fm := range frames {
 		met.gain[m] = make([]float64, len(fm))
 		met.offset[m] = make([]float64, len(fm))
-		for k, f := range fm {
-			met.gain[m][k], met.offset[m][k] = met.exposure(f)
+		for k := range fm {
+			all = append(all, at{m, k})
 		}
 	}
+	// Each frame's exposure map is its own fit: the frames are spread
+	// over the cores.
+	parallelFor(len(all), func(i int) {
+		m, k := all[i].m, all[i].k
+		met.gain[m][k], met.offset[m][k] = met.exposure(frames[m][k])
+	})
 	return met
+}
+
+// parallelFor calls fn(0) … fn(n−1) on one goroutine per core; fn must
+// write only to item i's results.
+func parallelFor(n int, fn func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			work()
+		}()
+	}
+	work()
+	wg.Wait()
+}
+
+// selectNth returns the value sorted(x)[k] (0 ≤ k < len(x)), reordering x:
+// Hoare's quickselect, linear on average where a sort is n log n. The
+// value is the same element a sort would put there.
+func selectNth(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
+		// Median of three as the pivot: the residuals often arrive
+		// nearly sorted (background pixels in scan order).
+		mid := lo + (hi-lo)/2
+		if x[mid] < x[lo] {
+			x[mid], x[lo] = x[lo], x[mid]
+		}
+		if x[hi] < x[lo] {
+			x[hi], x[lo] = x[lo], x[hi]
+		}
+		if x[hi] < x[mid] {
+			x[hi], x[mid] = x[mid], x[hi]
+		}
+		pivot := x[mid]
+		i, j := lo, hi
+		for i <= j {
+			for x[i] < pivot {
+				i++
+			}
+			for x[j] > pivot {
+				j--
+			}
+			if i <= j {
+				x[i], x[j] = x[j], x[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return x[k]
+		}
+	}
+	return x[k]
 }
 
 // exposure fits f_p ≈ a·μ_p + b on the background pixels, robustly.
@@ -130,8 +211,7 @@ func (met *revisitMetric) exposure(f []float64) (a, b float64) {
 	for i, p := range met.background {
 		res[i] = math.Abs(f[p] - a*met.mean[p] - b)
 	}
-	sort.Float64s(res)
-	cut := 3 * 1.4826 * res[len(res)/2]
+	cut := 3 * 1.4826 * selectNth(res, len(res)/2) // the median
 	if cut > 0 {
 		if a2, b2, ok := fit(func(p int) bool { return math.Abs(f[p]-a*met.mean[p]-b) <= cut }); ok {
 			a, b = a2, b2

@@ -29,7 +29,20 @@ func main() {
 	runs := flag.Int("runs", 5, "cold-start runs")
 	steps := flag.Int("paper-runs", 3, "paper-step measurements")
 	daemonFor := flag.Duration("daemon", 30*time.Second, "steady-state measurement of the daemon per camera count (0: skip)")
+	var po profileOptions
+	flag.StringVar(&po.video, "profile-video", "", "instead of the figures: read, fit and certify this video in-process and print each stage's wall time")
+	flag.StringVar(&po.roi, "profile-roi", "", "with -profile-video: the ROI x,y,w,h (as physd estimate --roi)")
+	flag.Float64Var(&po.from, "profile-from", 0, "with -profile-video: segment start, seconds")
+	flag.Float64Var(&po.to, "profile-to", 0, "with -profile-video: segment end, seconds (0: the end)")
+	flag.StringVar(&po.out, "cpuprofile", "", "with -profile-video: write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
+	if po.video != "" {
+		if err := profileEstimate(context.Background(), po); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := bench(context.Background(), *physd, *runs, *steps, *daemonFor); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
