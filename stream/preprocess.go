@@ -6,8 +6,14 @@ import (
 	"math"
 )
 
-// MaxSize is the largest Preprocess.Size accepted.
+// MaxSize is the largest Preprocess.Size accepted, and the largest side of
+// a resized output.
 const MaxSize = 4096
+
+// MinSide is the least side of an output resized to Preprocess.Size: a thin
+// crop (a cart's track, 640×40) keeps at least this many rows or columns,
+// and pays for them with a slightly larger pixel count than Size².
+const MinSide = 8
 
 // ROI is a rectangle in the source's pixels; the zero value means the whole
 // frame.
@@ -31,15 +37,27 @@ func (r ROI) validate() error {
 }
 
 // Preprocess holds the preprocessing settings. They are applied to each
-// frame in this order: crop to ROI, convert to grayscale, resize to
-// Size×Size with area interpolation (Size 0 keeps the size), then binarise
-// if Binarize is set. Binarisation uses Otsu's threshold when Threshold is 0,
-// or the fixed Threshold in (0,1) otherwise.
+// frame in this order: crop to ROI, convert to grayscale, resize with area
+// interpolation to OutputSize (about Size² pixels with the crop's aspect
+// ratio kept; Size 0 keeps the size), then binarise if Binarize is set.
+// Binarisation uses Otsu's threshold when Threshold is 0, or the fixed
+// Threshold in (0,1) otherwise.
+//
+// The resize never distorts the crop (up to rounding to whole pixels): a
+// 590×40 crop at Size 64 becomes 246×17, not 64×64, so that an object
+// keeps its shape and a motion along the crop's long side keeps its
+// resolution. A square crop becomes Size×Size, as it always did.
 type Preprocess struct {
 	// ROI is the crop, in source pixels; zero keeps the whole frame.
 	ROI ROI
-	// Size is the side of the square output; 0 keeps the cropped size.
+	// Size sets the resized output's pixel count to about Size², with the
+	// crop's aspect ratio kept (see OutputSize); 0 keeps the cropped size.
 	Size int
+	// Width and Height, when both are set, fix the output's size exactly,
+	// whatever the crop's shape (Size is then ignored): the way to bring
+	// videos of different shapes to one frame size. Both 0 leaves the size
+	// to Size.
+	Width, Height int
 	// Binarize maps every pixel to 0 or 1.
 	Binarize bool
 	// Threshold is the fixed binarisation threshold in (0,1); 0 uses Otsu.
@@ -59,10 +77,49 @@ func (p Preprocess) Validate() error {
 	if p.Size < 0 || p.Size > MaxSize {
 		return fmt.Errorf("option Size = %d: must be in [0, %d] (0 keeps the size): %w", p.Size, MaxSize, ErrInvalidOption)
 	}
+	if (p.Width == 0) != (p.Height == 0) || p.Width < 0 || p.Width > MaxSize || p.Height < 0 || p.Height > MaxSize {
+		return fmt.Errorf("option Width×Height = %d×%d: both must be in [1, %d], or both 0 to let Size decide: %w", p.Width, p.Height, MaxSize, ErrInvalidOption)
+	}
 	if math.IsNaN(p.Threshold) || p.Threshold < 0 || p.Threshold >= 1 {
 		return fmt.Errorf("option Threshold = %v: must be in [0,1) (0 selects Otsu): %w", p.Threshold, ErrInvalidOption)
 	}
 	return nil
+}
+
+// OutputSize returns the size of the frames made from a w×h crop: Width ×
+// Height when they are set; the crop's own size when Size is 0; Size×Size
+// for a square crop; otherwise the W×H with W/H as close to w/h as whole
+// pixels allow and W·H ≈ Size², each side at least MinSide (or Size, if
+// smaller) and at most MaxSize. A crop smaller than Size² pixels is
+// enlarged, as a square crop always was, so that every crop of a camera
+// gives the encoder the same number of pixels.
+func (p Preprocess) OutputSize(w, h int) (ow, oh int) {
+	switch {
+	case p.Width > 0 && p.Height > 0:
+		return p.Width, p.Height
+	case p.Size <= 0 || w <= 0 || h <= 0:
+		return w, h
+	case w == h:
+		return p.Size, p.Size
+	}
+	return aspectSize(w, h, p.Size)
+}
+
+// aspectSize is OutputSize's aspect-keeping branch for size > 0 and a
+// non-square w×h crop.
+func aspectSize(w, h, size int) (int, int) {
+	area := float64(size) * float64(size)
+	a := float64(w) / float64(h)
+	lo := float64(min(MinSide, size))
+	fw, fh := math.Round(math.Sqrt(area*a)), math.Round(math.Sqrt(area/a))
+	switch {
+	case fh < lo:
+		fh, fw = lo, math.Round(area/lo)
+	case fw < lo:
+		fw, fh = lo, math.Round(area/lo)
+	}
+	fw, fh = max(1, min(fw, MaxSize)), max(1, min(fh, MaxSize))
+	return int(fw), int(fh)
 }
 
 // CheckFrame checks that the settings are valid for a w×h source frame, in
@@ -125,8 +182,8 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 		}
 	}
 	pix, dw, dh := full, w, h
-	if p.Size > 0 && (w != p.Size || h != p.Size) {
-		pix, dw, dh = resizeArea(full, w, h, p.Size, p.Size), p.Size, p.Size
+	if ow, oh := p.OutputSize(w, h); ow != w || oh != h {
+		pix, dw, dh = resizeArea(full, w, h, ow, oh), ow, oh
 	}
 	toUnit(pix)
 	if p.Binarize {

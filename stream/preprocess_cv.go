@@ -46,10 +46,10 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	defer full.Close()
 	gray.ConvertTo(&full, gocv.MatTypeCV64F)
 	f := &full
-	if p.Size > 0 && (full.Cols() != p.Size || full.Rows() != p.Size) {
+	if ow, oh := p.OutputSize(full.Cols(), full.Rows()); ow != full.Cols() || oh != full.Rows() {
 		small := gocv.NewMat()
 		defer small.Close()
-		gocv.Resize(full, &small, image.Pt(p.Size, p.Size), 0, 0, gocv.InterpolationArea)
+		gocv.Resize(full, &small, image.Pt(ow, oh), 0, 0, gocv.InterpolationArea)
 		f = &small
 	}
 	data, err := f.DataPtrFloat64()

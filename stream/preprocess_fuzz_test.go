@@ -25,8 +25,10 @@ var fuzzApplyCV func(p Preprocess, img *image.Gray) (Frame, error)
 //   - Validate and CheckFrame refuse exactly the settings the documentation
 //     refuses, with an error that wraps ErrInvalidOption (or ErrNotVideo
 //     for a frame with no pixels) and names the field;
-//   - an accepted frame has W·H == len(Pix), W and H equal to Size (or
-//     the ROI's, or the frame's, size when Size is 0), every pixel finite
+//   - an accepted frame has W·H == len(Pix), the crop's size when Size is
+//     0, Size×Size for a square crop, and otherwise the crop's aspect
+//     ratio within rounding and about Size² pixels (checkOutputSize),
+//     every pixel finite
 //     and in [0, 1], binarised pixels exactly 0 or 1; without a resize the
 //     pixels are the source levels / 255, and a uniform source stays
 //     uniform through the resize;
@@ -79,15 +81,16 @@ func FuzzPreprocess(f *testing.F) {
 		if w < 0 || h < 0 || w > fuzzMaxPixels || h > fuzzMaxPixels || (w+mx)*(h+my) > fuzzMaxPixels {
 			return
 		}
-		outW, outH := w, h
+		cropW, cropH := w, h
 		if !p.ROI.IsZero() {
-			outW, outH = rw, rh
+			cropW, cropH = rw, rh
 		}
-		if size > 0 {
-			outW, outH = size, size
-		}
-		if p.CheckFrame(w, h) == nil && outW*outH > fuzzMaxPixels {
-			return
+		outW, outH := p.OutputSize(cropW, cropH)
+		if p.CheckFrame(w, h) == nil {
+			checkOutputSize(t, size, cropW, cropH, outW, outH)
+			if outW*outH > fuzzMaxPixels {
+				return
+			}
 		}
 		whole := image.NewGray(image.Rect(0, 0, w+mx, h+my))
 		if len(pix) > 0 {
@@ -220,6 +223,44 @@ func checkFrame(t *testing.T, p Preprocess, img *image.Gray, fr Frame, outW, out
 	}
 }
 
+// checkOutputSize asserts what Preprocess promises of the output size for
+// a cw×ch crop and a Size size, independently of how OutputSize computes
+// it: the crop's size for Size 0; Size×Size for a square crop; otherwise
+// each side in [1, MaxSize], and, unless a side sits at its bound (MinSide,
+// or MaxSize), the crop's aspect ratio to within the rounding of each side
+// by half a pixel and W·H within that rounding of Size².
+func checkOutputSize(t *testing.T, size, cw, ch, ow, oh int) {
+	t.Helper()
+	switch {
+	case size == 0:
+		if ow != cw || oh != ch {
+			t.Fatalf("Size 0, %dx%d crop: output %dx%d", cw, ch, ow, oh)
+		}
+		return
+	case cw == ch:
+		if ow != size || oh != size {
+			t.Fatalf("Size %d, square %dx%d crop: output %dx%d", size, cw, ch, ow, oh)
+		}
+		return
+	}
+	if ow < 1 || oh < 1 || ow > MaxSize || oh > MaxSize {
+		t.Fatalf("Size %d, %dx%d crop: output %dx%d outside [1, %d]", size, cw, ch, ow, oh, MaxSize)
+	}
+	lo := min(MinSide, size)
+	if ow <= lo || oh <= lo || ow == MaxSize || oh == MaxSize {
+		return
+	}
+	// Rounding each side by ≤ ½ pixel moves log(W/H) and log(W·H) by at
+	// most log((W+½)/(W−½)) + log((H+½)/(H−½)).
+	slack := math.Log((float64(ow)+0.5)/(float64(ow)-0.5)) + math.Log((float64(oh)+0.5)/(float64(oh)-0.5)) + 1e-9
+	if d := math.Abs(math.Log(float64(ow)/float64(oh)) - math.Log(float64(cw)/float64(ch))); d > slack {
+		t.Fatalf("Size %d, %dx%d crop: output %dx%d distorts the aspect ratio (log ratio off by %.3g > %.3g)", size, cw, ch, ow, oh, d, slack)
+	}
+	if d := math.Abs(math.Log(float64(ow)*float64(oh)) - 2*math.Log(float64(size))); d > slack {
+		t.Fatalf("Size %d, %dx%d crop: output %dx%d holds %d pixels, not about %d", size, cw, ch, ow, oh, ow*oh, size*size)
+	}
+}
+
 // checkThumb asserts that the thumbnail, made from every frame, is the
 // whole w×h frame within its size limit.
 func checkThumb(t *testing.T, th *Thumbnailer, w, h int) {
@@ -251,7 +292,8 @@ func comparePaths(t *testing.T, p Preprocess, pure, cv Frame) {
 	if !p.ROI.IsZero() {
 		cw, ch = p.ROI.W, p.ROI.H
 	}
-	resized := p.Size > 0 && (cw != p.Size || ch != p.Size)
+	ow, oh := p.OutputSize(cw, ch)
+	resized := ow != cw || oh != ch
 	if p.Binarize && resized {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
+	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 )
@@ -45,6 +46,9 @@ type estimateReport struct {
 	ElapsedMS float64 `json:"elapsed_ms"`
 	// Plot is the figure written with --plot.
 	Plot string `json:"plot,omitempty"`
+	// ROI is the region of interest the estimator saw and how it was
+	// chosen (estimate_roi.go).
+	ROI *roiReport `json:"roi,omitempty"`
 }
 
 type videoReport struct {
@@ -61,8 +65,8 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	var from, to float64
 	fs.Var(secondsFlag{&from}, "from", "start of the segment to use, seconds")
 	fs.Var(secondsFlag{&to}, "to", "end of the segment to use, seconds (0: the end)")
-	roi := fs.String("roi", "", "region of interest x,y,w,h in the video's pixels")
-	size := fs.Int("size", 0, "resize frames to SIZE×SIZE (default: the preset's)")
+	roiFlag := fs.String("roi", "", "region of interest: x,y,w,h in the video's pixels; auto (find where the scene oscillates, an error if nothing does); full (the whole frame) (default: auto, the whole frame if nothing oscillates)")
+	size := fs.Int("size", 0, "resize frames to about SIZE² pixels, the region's aspect ratio kept (default: the preset's)")
 	preset := fs.String("preset", estimator.DefaultPreset, fmt.Sprintf("training recipe: %v", estimator.PresetNames()))
 	steps := fs.Int("steps", -1, "training steps (default: the preset's)")
 	offsets := fs.String("offsets", "", "the latent's equilibrium offset: shared (one for all videos: one camera, fixed exposure), per-clip (one per video: videos normalised or exposed each on its own; certification then needs each video to cross levels twice) or none (default: the preset's)")
@@ -108,7 +112,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	if fset && *fps == 0 {
 		return 0, fmt.Errorf("estimate: %w: --fps 0 is not a frame rate", errUsage)
 	}
-	r, err := parseROI(*roi)
+	roiSel, err := parseROIChoice(*roiFlag)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
 	}
@@ -118,10 +122,23 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 	}
 
+	pre, roiRep, err := chooseRegion(ctx, roiSel, paths, roi.ScanOptions{From: from, To: to, FPS: *fps},
+		stream.Preprocess{Size: p.Size, Binarize: p.Binarize}, log)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	rep.ROI = roiRep
+	thumb := &stream.Thumbnailer{Interval: 1000 * time.Hour} // the segment's first frame
 	var clips []estimator.Clip
-	for _, path := range paths {
+	for i, path := range paths {
+		vpre := pre
+		if i == 0 {
+			vpre.Thumb = thumb
+		} else { // one frame size for all: videos of another shape are resized to the first's
+			vpre.Width, vpre.Height = clips[0].W, clips[0].H
+		}
 		frames, tm, err := stream.ReadFile(ctx, path, stream.FileOptions{
-			Preprocess: stream.Preprocess{ROI: r, Size: p.Size, Binarize: p.Binarize},
+			Preprocess: vpre,
 			FPS:        *fps, From: from, To: to,
 		})
 		if err != nil {
@@ -138,6 +155,9 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		if tm.Assumed != "" && !tm.Clean() {
 			log.Warn("frame timing", "video", path, "assumed", tm.Assumed)
+		}
+		if i == 0 {
+			roiRep.noteFrames(frames[0], pre)
 		}
 		c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: 1 / tm.FPS}
 		for _, f := range frames {
@@ -180,7 +200,9 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
 	rep.Steps, rep.Reverted, rep.ElapsedMS = res.Steps, res.Reverted, float64(res.Elapsed)/float64(time.Millisecond)
 	if *plotPath != "" {
-		if err := figure.FromResult(strings.Join(paths, ", "), res, v).Save(*plotPath); err != nil {
+		fig := figure.FromResult(strings.Join(paths, ", "), res, v)
+		fig.Scene = roiRep.scene(thumb.Latest())
+		if err := fig.Save(*plotPath); err != nil {
 			return 0, fmt.Errorf("estimate: --plot: %w", err)
 		}
 		rep.Plot = *plotPath
@@ -222,6 +244,9 @@ func printSummary(w io.Writer, r estimateReport) {
 			fmt.Fprintf(w, " (%s)", v.Assumed)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.ROI != nil {
+		fmt.Fprintf(w, "region    %s\n", r.ROI.summary())
 	}
 	fmt.Fprintf(w, "γ0        %.5f ± %.5f\n", r.Gamma0, r.Sigma0)
 	fmt.Fprintf(w, "γ1        %.5f ± %.5f\n", r.Gamma1, r.Sigma1)

@@ -36,6 +36,9 @@ type Window struct {
 	Verdict string  `json:"verdict"`
 	Gamma0  float64 `json:"gamma0"`
 	Gamma1  float64 `json:"gamma1"`
+	// Scene, when set, is drawn on the left: the camera picture with the
+	// region of interest the latent was read from.
+	Scene *Scene `json:"scene,omitempty"`
 }
 
 // shownLevels is how many levels get their crossings drawn: enough to see
