@@ -3,7 +3,8 @@
 // internal/realvid) — and writes a Markdown report with a figure per run.
 //
 // Every case of truth.tsv is run twice, as separate processes: once with
-// its listed flags, and once with --roi removed (the whole frame). Each
+// its listed flags, and once with --roi removed (physd then finds the
+// region where the scene oscillates, or uses the whole frame). Each
 // run's wall time, from process start to exit, is measured; runs are
 // sequential by default (-jobs 1) so the times are honest.
 //

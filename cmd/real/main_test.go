@@ -23,9 +23,11 @@ while [ $# -gt 1 ]; do
 done
 video=$(basename "$1")
 g0=10; [ $roi = 1 ] || g0=11
+region='"roi": {"mode": "given", "region": {"x": 0, "y": 0, "w": 10, "h": 10}, "out_w": 64, "out_h": 64}'
+[ $roi = 1 ] || region='"roi": {"mode": "auto", "region": {"x": 1, "y": 2, "w": 30, "h": 4}, "out_w": 30, "out_h": 4, "search": {"freq_hz": 1.5}}'
 [ -n "$plot" ] && printf 'PNG' > "$plot"
 case "$video" in
-good.mp4) echo "{\"gamma0\": $g0, \"gamma1\": 0.5, \"gamma0_sigma\": 0.1, \"gamma1_sigma\": 0.1, \"zeta\": 0.08, \"regime\": \"underdamped\", \"verdict\": \"certified\", \"certified\": true, \"unknown\": [1]}" ;;
+good.mp4) echo "{\"gamma0\": $g0, \"gamma1\": 0.5, \"gamma0_sigma\": 0.1, \"gamma1_sigma\": 0.1, \"zeta\": 0.08, \"regime\": \"underdamped\", \"verdict\": \"certified\", \"certified\": true, \"unknown\": [1], $region}" ;;
 short.mp4) echo '{"gamma0": 3, "gamma1": 1, "gamma0_sigma": 1, "gamma1_sigma": 1, "verdict": "not-certified", "certified": false, "reasons": ["no coverage | at all"]}'; exit 3 ;;
 liar.mp4) echo '{"gamma0": 3, "gamma1": 1, "gamma0_sigma": 1, "gamma1_sigma": 1, "verdict": "certified", "certified": true}' ;;
 bad.mp4) echo '{"gamma0": 3,'; exit 3 ;;
@@ -78,8 +80,8 @@ func TestReal(t *testing.T) {
 		// γ0 truths: good (in), mismatch, missing (errors) excluded; γ1: good (in)
 		"listed flags |γ0−γ0*| ≤ 2σ0 in 1/1 (100 %), |γ1−γ1*| ≤ 2σ1 in 1/1 (100 %); no ROI |γ0−γ0*| ≤ 2σ0 in 0/1 (0 %), |γ1−γ1*| ≤ 2σ1 in 1/1 (100 %)",
 		"- runs that failed (no estimate): 4 (listed flags) / 4 (no ROI)\n",
-		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 10.0000 ± 0.1000 | 0.5000 ± 0.1000 | +0.00 % | 0.0800 (underdamped) | certified | yes |",
-		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 11.0000 ± 0.1000 | 0.5000 ± 0.1000 | +10.00 % | 0.0800 (underdamped) | certified | **no: false certificate** |",
+		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 10.0000 ± 0.1000 | 0.5000 ± 0.1000 | +0.00 % | 0.0800 (underdamped) | certified | yes | given 0,0,10,10 → 64×64 |",
+		"| good | certified | 10 ± 2 % / 0.5 ± 0.1 | 11.0000 ± 0.1000 | 0.5000 ± 0.1000 | +10.00 % | 0.0800 (underdamped) | certified | **no: false certificate** | auto 1,2,30,4 → 30×4 (1.5 Hz) |",
 		`no coverage \| at all |`,
 		"| liar | not-certified | — / — | 3.0000 ± 1.0000 |",
 		"| bad | any | 10 ± 2 % / — | — | — | — | — | error | no (error) |",

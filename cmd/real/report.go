@@ -186,7 +186,7 @@ func (rep *report) markdown(s summary) []byte {
 	} else {
 		fmt.Fprintf(&b, "- command: `%s`\n", rep.Command)
 	}
-	fmt.Fprintf(&b, "- each case run twice as its own process, `physd estimate --json --plot FIGURE FLAGS VIDEO`: with the listed flags, and with `--roi` removed (the whole frame); %d run(s) at a time\n", rep.Jobs)
+	fmt.Fprintf(&b, "- each case run twice as its own process, `physd estimate --json --plot FIGURE FLAGS VIDEO`: with the listed flags, and with `--roi` removed (physd finds the region where the scene oscillates, or uses the whole frame when nothing does); %d run(s) at a time\n", rep.Jobs)
 	fmt.Fprintf(&b, "- machine: %s\n", machine())
 	fmt.Fprintf(&b, "- date: %s; all runs took %s\n", rep.Date.Format("2006-01-02 15:04 MST"), rep.Took.Round(time.Second))
 	v := rep.Version
@@ -199,18 +199,18 @@ func (rep *report) markdown(s summary) []byte {
 	for _, m := range []mode{modeListed, modeNoROI} {
 		title := "Listed flags"
 		if m == modeNoROI {
-			title = "No ROI (the listed flags without --roi)"
+			title = "No ROI (the listed flags without --roi: the automatic region)"
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
-		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | as expected? | wall time (s) | reasons |\n")
-		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | as expected? | region → frames | wall time (s) | reasons |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Runs {
 			if r.Mode != m {
 				continue
 			}
 			c := r.Case
 			if r.Err != "" {
-				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | %s | %.1f | %s |\n",
+				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | %s | — | %.1f | %s |\n",
 					cell(c.Name), c.Expect, truthCell(c), r.expectedCell(), r.Wall.Seconds(), cell(r.Err))
 				continue
 			}
@@ -219,9 +219,9 @@ func (rep *report) markdown(s summary) []byte {
 			if c.HasGamma0() {
 				g0err = fmt.Sprintf("%+.2f %%", 100*(e.Gamma0-c.Gamma0)/c.Gamma0)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %.1f | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %s | %.1f | %s |\n",
 				cell(c.Name), c.Expect, truthCell(c), e.Gamma0, e.Sigma0, e.Gamma1, e.Sigma1, g0err,
-				e.Zeta, cell(e.Regime), cell(e.Verdict), r.expectedCell(), r.Wall.Seconds(), reasonsCell(e.Reasons))
+				e.Zeta, cell(e.Regime), cell(e.Verdict), r.expectedCell(), cell(e.regionCell()), r.Wall.Seconds(), reasonsCell(e.Reasons))
 		}
 		fmt.Fprintln(&b)
 		fmt.Fprintf(&b, "Arguments after `physd estimate --json --plot FIGURE`:\n\n")

@@ -22,7 +22,7 @@ type mode string
 
 const (
 	modeListed mode = "listed flags" // the flags of truth.tsv
-	modeNoROI  mode = "no ROI"       // the same without --roi
+	modeNoROI  mode = "no ROI"       // the same without --roi: physd finds the region (or uses the whole frame)
 )
 
 // suffix is the figure's file-name suffix.
@@ -55,6 +55,39 @@ type estimate struct {
 		Frames int     `json:"frames"`
 		FPS    float64 `json:"fps"`
 	} `json:"videos"`
+	// ROI is the region the estimator saw (absent from older physd).
+	ROI *struct {
+		Mode   string `json:"mode"`
+		Region struct {
+			X, Y, W, H int
+		} `json:"region"`
+		OutW   int `json:"out_w"`
+		OutH   int `json:"out_h"`
+		Search *struct {
+			FreqHz float64 `json:"freq_hz"`
+		} `json:"search"`
+		Fallback string `json:"fallback"`
+	} `json:"roi"`
+}
+
+// regionCell describes the region a run used: its mode, the crop in the
+// video's pixels and the frame size the estimator saw; for an automatic
+// region the frequency it oscillates at; for an automatic search that
+// found nothing, that it fell back to the whole frame.
+func (e estimate) regionCell() string {
+	r := e.ROI
+	if r == nil {
+		return "—"
+	}
+	g := r.Region
+	s := fmt.Sprintf("%s %d,%d,%d,%d → %d×%d", r.Mode, g.X, g.Y, g.W, g.H, r.OutW, r.OutH)
+	if r.Search != nil {
+		s += fmt.Sprintf(" (%.3g Hz)", r.Search.FreqHz)
+	}
+	if r.Fallback != "" {
+		s += " (nothing found oscillating)"
+	}
+	return s
 }
 
 // runResult is one run of one case.

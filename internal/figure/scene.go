@@ -48,11 +48,18 @@ func (s *Scene) Plot() (*plot.Plot, error) {
 	if !s.valid() {
 		return nil, fmt.Errorf("figure: scene: %d×%d picture with %d pixels of a %d×%d frame", s.W, s.H, len(s.Pix), s.SrcW, s.SrcH)
 	}
+	label := s.Label
+	if label == "" {
+		label = "region"
+	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%d×%d frame", s.SrcW, s.SrcH)
+	// The key is in the title: a legend would cover the picture.
+	p.Title.Text = fmt.Sprintf("%d×%d frame\nred: %s", s.SrcW, s.SrcH, label)
+	if s.Active != nil {
+		p.Title.Text += "\nyellow: oscillating cells"
+	}
 	p.X.Label.Text = "x (px)"
 	p.Y.Label.Text = "y (px)"
-	p.Legend.Top = true
 	// plot's y runs up; the picture's down: y is drawn as SrcH − y and the
 	// tick labels say the video's y.
 	img := &image.Gray{Pix: s.Pix, Stride: s.W, Rect: image.Rect(0, 0, s.W, s.H)}
@@ -69,12 +76,7 @@ func (s *Scene) Plot() (*plot.Plot, error) {
 		}
 		l.Color, l.Width = c, width
 		p.Add(l)
-		p.Legend.Add(label, l)
 		return nil
-	}
-	label := s.Label
-	if label == "" {
-		label = "region"
 	}
 	if err := add(s.Region, regionColor, vg.Points(1.5), label); err != nil {
 		return nil, err

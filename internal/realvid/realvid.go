@@ -211,7 +211,8 @@ func WithoutFlag(args []string, name string) []string {
 }
 
 // WithoutROI returns a copy of args without --roi and its value: the
-// case as run on the whole frame.
+// case as a user who draws no region runs it (physd estimate then finds
+// the region where the scene oscillates, or uses the whole frame).
 func WithoutROI(args []string) []string { return WithoutFlag(args, "roi") }
 
 // Outcome is what physd estimate reported for a case.
