@@ -415,8 +415,24 @@ func (s *search) evaluate(f float64) evaluation {
 	// amplitude is large, early in the window, too briefly for a spectral
 	// peak over the whole window: they join the region when they touch it
 	// and oscillate at f in a clip's first sub-segment or in growHits
-	// sub-segments, as strongly as strengthFrac of the region's cells do.
+	// sub-segments, as strongly as strengthFrac of the region's cells do,
+	// within the region's box widened along its longer side (the swing's
+	// direction) by that side on each end and along the other by half its
+	// size (so that a hand releasing the object, busy in the first
+	// sub-segment too, cannot carry the region away).
+	x0, y0, x1, y1 := s.cellBox(e.cells)
+	bw, bh := x1-x0+1, y1-y0+1
+	ex, ey := bw/2, bh/2
+	if bw*s.srcW*s.gh >= bh*s.srcH*s.gw { // wider than tall, in pixels
+		ex = bw
+	} else {
+		ey = bh
+	}
+	gx0, gx1, gy0, gy1 := x0-ex, x1+ex, y0-ey, y1+ey
 	grown := s.grow(e.cells, func(b int) bool {
+		if x, y := b%s.gw, b/s.gw; x < gx0 || x > gx1 || y < gy0 || y > gy1 {
+			return false
+		}
 		if mask[b] {
 			return true
 		}
@@ -525,14 +541,20 @@ func (s *search) clusters(mask []bool, power []float64) []cluster {
 	return out
 }
 
-// box returns the padded region of cells, clipped to the frame, and the
-// unpadded one, in source pixels.
-func (s *search) box(cells []int) (padded, active Region) {
-	x0, y0, x1, y1 := s.gw, s.gh, -1, -1
+// cellBox is the grid box (inclusive) of cells, which must not be empty.
+func (s *search) cellBox(cells []int) (x0, y0, x1, y1 int) {
+	x0, y0, x1, y1 = s.gw, s.gh, -1, -1
 	for _, b := range cells {
 		x, y := b%s.gw, b/s.gw
 		x0, y0, x1, y1 = min(x0, x), min(y0, y), max(x1, x), max(y1, y)
 	}
+	return x0, y0, x1, y1
+}
+
+// box returns the padded region of cells, clipped to the frame, and the
+// unpadded one, in source pixels.
+func (s *search) box(cells []int) (padded, active Region) {
+	x0, y0, x1, y1 := s.cellBox(cells)
 	sx, sy := float64(s.srcW)/float64(s.gw), float64(s.srcH)/float64(s.gh)
 	ax0, ay0 := float64(x0)*sx, float64(y0)*sy
 	ax1, ay1 := float64(x1+1)*sx, float64(y1+1)*sy

@@ -210,6 +210,44 @@ func checkOutput(t *testing.T, res Result) {
 	}
 }
 
+// TestFindExcludesReleasingHand: the window starts with the hand that
+// holds the bob at the end of its swing, lets go and withdraws upwards
+// and to the right: busy in the first sub-segment, right next to the bob.
+// The region holds the bob's path and not the hand's way out.
+func TestFindExcludesReleasingHand(t *testing.T) {
+	const w, h, fps, n = 320, 240, 30.0, 270
+	bob := oscillator{cx: 150, cy: 180, a: 45, f: 0.9, zeta: 0.01, r: 7}
+	sc := scene{w: w, h: h, fps: fps, frames: n, seed: 5,
+		draw: []func([]float64, int, float64){
+			bob.draw(w, h),
+			func(pix []float64, _ int, t float64) {
+				x, y := bob.cx+bob.a-15, bob.cy-bob.r-70 // fingers on the bob
+				if t > 0.5 {
+					x, y = x+(t-0.5)*150, y-(t-0.5)*150
+				}
+				rect(pix, w, h, x, y, x+30, y+70, 215)
+			},
+		},
+	}
+	g := sc.grid(t)
+	res, err := Find([]Clip{g.Clip}, Options{SrcW: g.SrcW, SrcH: g.SrcH})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("region %v (active %v) at %.3f Hz, %d cells", res.Region, res.Active, res.FreqHz, res.Cells)
+	if !contains(res.Region, bob.path()) {
+		t.Errorf("region %v does not hold the bob's path %v", res.Region, bob.path())
+	}
+	// The region is the path and its margin: it does not climb into the
+	// hand above the bob, nor follow it out.
+	if top := int(bob.cy - 4*bob.r - 10); res.Region.Y < top {
+		t.Errorf("region %v reaches up to y = %d, into the hand (the bob's path is %v)", res.Region, res.Region.Y, bob.path())
+	}
+	if out := (Region{X: 230, Y: 0, W: w - 230, H: 140}); overlaps(res.Region, out) {
+		t.Errorf("region %v reaches into the hand's way out %v", res.Region, out)
+	}
+}
+
 // TestFindNothingOscillates: the same wall, passer-by, hand and exposure
 // change without the bob: an error that says so, not a region.
 func TestFindNothingOscillates(t *testing.T) {
