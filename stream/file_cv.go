@@ -55,7 +55,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		from     = secondsToDuration(opt.From)
 		to       = secondsToDuration(opt.To)
 	)
-	err = d.each(ctx, func(m gocv.Mat, pts time.Duration, ok bool) error {
+	err = d.eachAhead(ctx, func(m gocv.Mat, pts time.Duration, ok bool) error {
 		ft := pts
 		if opt.FPS > 0 {
 			ft = indexTime(d.seq, opt.FPS)
@@ -216,6 +216,137 @@ func (d *decoder) each(ctx context.Context, fn frameFunc) error {
 		}
 		d.seq++
 	}
+}
+
+// readAhead is how many frames eachAhead's reader may decode beyond the
+// one being handled.
+const readAhead = 2
+
+// aheadRead is one Read of eachAhead's reader: a frame (or an empty read), or
+// the end of the stream.
+type aheadRead struct {
+	m      gocv.Mat
+	posMs  float64 // CAP_PROP_POS_MSEC right after the read
+	empty  bool
+	eof    bool
+	start  time.Time
+	took   time.Duration
+	reader error // ctx's error, when the reader stopped for it
+}
+
+// eachAhead is each with decoding on a goroutine of its own: while fn
+// handles frame k on the caller's goroutine, the capture decodes frames
+// k+1 … k+readAhead (FFmpeg's decoding and its conversion to BGR) into
+// Mats of a small pool, so a whole-file read keeps both cores busy.
+//
+// The caller's side does everything each does after a Read — counting
+// empty reads, the presentation-time clock, d.seq, fn — in the same order
+// on the same values, so the frames, their times and every counter are
+// the same as each's. Frames the reader decoded past the point where fn
+// stopped are dropped unseen: they change no state (the clock, d.failed
+// and d.eof advance only for reads the caller takes).
+func (d *decoder) eachAhead(ctx context.Context, fn frameFunc) error {
+	free := make(chan gocv.Mat, readAhead+1)
+	for range readAhead + 1 {
+		free <- gocv.NewMat()
+	}
+	reads := make(chan aheadRead, readAhead)
+	stop := make(chan struct{})
+	go func() {
+		defer close(reads)
+		for {
+			var m gocv.Mat
+			select {
+			case m = <-free:
+			case <-stop:
+				return
+			}
+			r := aheadRead{m: m}
+			select {
+			case <-stop: // the caller is done: no read it would drop
+				free <- m
+				return
+			default:
+			}
+			if err := ctx.Err(); err != nil {
+				r.reader = err
+			} else {
+				r.start = time.Now()
+				if !d.cap.Read(&r.m) {
+					r.eof = true
+				} else {
+					r.took = time.Since(r.start)
+					r.empty = r.m.Empty()
+					if !r.empty {
+						r.posMs = d.cap.Get(gocv.VideoCapturePosMsec)
+					}
+				}
+			}
+			select {
+			case reads <- r:
+			case <-stop:
+				free <- r.m
+				return
+			}
+			if r.eof || r.reader != nil {
+				return
+			}
+		}
+	}()
+	err := d.takeReads(ctx, reads, free, fn)
+	close(stop)
+	for r := range reads { // wait for the reader: the capture is then idle
+		free <- r.m
+	}
+	close(free)
+	for m := range free {
+		m.Close()
+	}
+	return err
+}
+
+// takeReads is eachAhead's caller side: each's loop body on the reads
+// the reader sends, in order.
+func (d *decoder) takeReads(ctx context.Context, reads <-chan aheadRead, free chan<- gocv.Mat, fn frameFunc) error {
+	empty := 0
+	for r := range reads {
+		err := func() error {
+			defer func() { free <- r.m }()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if r.reader != nil {
+				return r.reader
+			}
+			d.readStart = r.start
+			if r.eof {
+				d.eof = true
+				return errStopDecoding
+			}
+			d.lastReadTook = r.took
+			if r.empty {
+				d.failed++
+				if empty++; empty > maxEmptyReads {
+					return fmt.Errorf("%d consecutive reads returned no image after frame %d: %w", empty, d.seq, ErrNotVideo)
+				}
+				return nil
+			}
+			empty = 0
+			pts, ok := d.clock.next(r.posMs)
+			if err := fn(r.m, pts, ok); err != nil {
+				return err
+			}
+			d.seq++
+			return nil
+		}()
+		if errors.Is(err, errStopDecoding) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // containerDuration is the duration the container declares, as OpenCV

@@ -12,9 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"gocv.io/x/gocv"
 )
 
 // makeVideo runs the ffmpeg CLI to write dir/name and returns its path.
@@ -111,8 +115,9 @@ func TestReadFileWebM(t *testing.T) {
 	if tm.Repaired != 0 {
 		t.Errorf("VP8 has no decoder delay, yet Repaired = %d", tm.Repaired)
 	}
-	if f := frames[0]; f.W != 16 || f.H != 16 || len(f.Pix) != 256 {
-		t.Errorf("resized frame %dx%d with %d pixels", f.W, f.H, len(f.Pix))
+	// About 16² pixels with 64×48's aspect ratio kept.
+	if f := frames[0]; f.W != 18 || f.H != 14 || len(f.Pix) != 18*14 {
+		t.Errorf("resized frame %dx%d with %d pixels, want 18x14", f.W, f.H, len(f.Pix))
 	}
 }
 
@@ -221,17 +226,17 @@ func TestReadFileROIResizeBinarize(t *testing.T) {
 	for _, th := range []float64{0, 0.5} {
 		frames, _ = read(t, path, FileOptions{Preprocess: Preprocess{Size: 16, Binarize: true, Threshold: th}})
 		f := frames[5]
-		if f.W != 16 || f.H != 16 {
-			t.Fatalf("resized to %dx%d", f.W, f.H)
+		if f.W != 18 || f.H != 14 { // about 16² pixels, 64×48's aspect kept
+			t.Fatalf("resized to %dx%d, want 18x14", f.W, f.H)
 		}
 		for _, v := range f.Pix {
 			if v != 0 && v != 1 {
 				t.Fatalf("threshold %v: pixel %v not binary", th, v)
 			}
 		}
-		// The box covers x 4–10, y 2.7–8 of 16×16: 1/8 of the area.
-		if f.Pix[5*16+7] != 1 || f.Pix[0] != 0 || math.Abs(mean(f.Pix)-0.125) > 0.03 {
-			t.Errorf("threshold %v: centre %v, corner %v, mean %v", th, f.Pix[5*16+7], f.Pix[0], mean(f.Pix))
+		// The box covers x 4.5–11.25, y 2.3–7 of 18×14: 1/8 of the area.
+		if f.Pix[5*18+7] != 1 || f.Pix[0] != 0 || math.Abs(mean(f.Pix)-0.125) > 0.03 {
+			t.Errorf("threshold %v: centre %v, corner %v, mean %v", th, f.Pix[5*18+7], f.Pix[0], mean(f.Pix))
 		}
 	}
 }
@@ -343,5 +348,72 @@ func TestReadFileErrors(t *testing.T) {
 				t.Errorf("got %d frames with an error", len(frames))
 			}
 		})
+	}
+}
+
+// eachAhead hands fn the same frames, times and flags as each, and leaves
+// the decoder in the same state, whether it reads to the end or fn stops
+// it a frame before the end (when its reader has already reached it).
+func TestEachAheadMatchesEach(t *testing.T) {
+	path := testsrc20(t)
+	type seen struct {
+		pts time.Duration
+		ok  bool
+		sum float64
+	}
+	run := func(ahead bool, stopAt int) ([]seen, decoder) {
+		d, err := openFile(context.Background(), path, Preprocess{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var got []seen
+		fn := func(m gocv.Mat, pts time.Duration, ok bool) error {
+			if len(got) == stopAt {
+				return errStopDecoding
+			}
+			got = append(got, seen{pts, ok, m.Sum().Val1})
+			return nil
+		}
+		each := d.each
+		if ahead {
+			each = d.eachAhead
+		}
+		if err := each(context.Background(), fn); err != nil {
+			t.Fatal(err)
+		}
+		state := *d
+		state.cap, state.readStart, state.lastReadTook = nil, time.Time{}, 0
+		return got, state
+	}
+	for _, stopAt := range []int{-1, 39, 5} {
+		want, wantState := run(false, stopAt)
+		got, gotState := run(true, stopAt)
+		if !slices.Equal(got, want) {
+			t.Errorf("stop at %d: eachAhead saw %v, each %v", stopAt, got, want)
+		}
+		if !reflect.DeepEqual(gotState, wantState) {
+			t.Errorf("stop at %d: decoder after eachAhead %+v, after each %+v", stopAt, gotState, wantState)
+		}
+	}
+}
+
+// An ended context stops eachAhead with its error.
+func TestEachAheadCancelled(t *testing.T) {
+	d, err := openFile(context.Background(), testsrc20(t), Preprocess{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err = d.eachAhead(ctx, func(gocv.Mat, time.Duration, bool) error {
+		if n++; n == 3 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || n != 3 {
+		t.Errorf("after cancelling at frame 3: %d frames, error %v", n, err)
 	}
 }

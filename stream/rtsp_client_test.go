@@ -276,8 +276,10 @@ func testRTSPResolutionChange(t *testing.T, mime string) {
 		if i >= len(small.aus) {
 			wantW, wantH = 96, 64
 		}
-		if f.SrcW != wantW || f.SrcH != wantH || f.W != 32 || f.H != 32 {
-			t.Errorf("frame %d: source %dx%d preprocessed %dx%d, want source %dx%d preprocessed 32x32", i, f.SrcW, f.SrcH, f.W, f.H, wantW, wantH)
+		// About 32² pixels with the source's aspect ratio: 37×28, then 39×26.
+		outW, outH := pre.OutputSize(wantW, wantH)
+		if f.SrcW != wantW || f.SrcH != wantH || f.W != outW || f.H != outH {
+			t.Errorf("frame %d: source %dx%d preprocessed %dx%d, want source %dx%d preprocessed %dx%d", i, f.SrcW, f.SrcH, f.W, f.H, wantW, wantH, outW, outH)
 		}
 		if f.Seq != i || f.Time != time.Duration(i)*50*time.Millisecond {
 			t.Errorf("frame %d: Seq %d Time %v, want Seq %d Time %v", i, f.Seq, f.Time, i, time.Duration(i)*50*time.Millisecond)

@@ -154,8 +154,8 @@ func TestRTSPMJPEGCorruptAndResize(t *testing.T) {
 		if dt := b.Time - a.Time; dt != time.Duration(b.Seq-a.Seq)*100*time.Millisecond {
 			t.Errorf("frames %d→%d: Time step %v for a Seq step of %d at 10 fps", i-1, i, dt, b.Seq-a.Seq)
 		}
-		if b.W != 32 || b.H != 32 {
-			t.Fatalf("frame %d is %dx%d after preprocessing, want 32x32", i, b.W, b.H)
+		if w, h := (Preprocess{Size: 32}).OutputSize(b.SrcW, b.SrcH); b.W != w || b.H != h {
+			t.Fatalf("frame %d is %dx%d after preprocessing of %dx%d, want %dx%d", i, b.W, b.H, b.SrcW, b.SrcH, w, h)
 		}
 	}
 	if jumps == 0 || src.DecodeErrors() != int64(jumps) {

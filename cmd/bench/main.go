@@ -29,6 +29,8 @@ func main() {
 	runs := flag.Int("runs", 5, "cold-start runs")
 	steps := flag.Int("paper-runs", 3, "paper-step measurements")
 	daemonFor := flag.Duration("daemon", 30*time.Second, "steady-state measurement of the daemon per camera count (0: skip)")
+	realvid := flag.String("realvid", "../shared/realvid", "the real-footage dev set whose long windows are timed (skipped if missing)")
+	longRuns := flag.Int("long-runs", 5, "whole-process runs per long window (0: skip)")
 	var po profileOptions
 	flag.StringVar(&po.video, "profile-video", "", "instead of the figures: read, fit and certify this video in-process and print each stage's wall time")
 	flag.StringVar(&po.roi, "profile-roi", "", "with -profile-video: the ROI x,y,w,h (as physd estimate --roi)")
@@ -43,13 +45,13 @@ func main() {
 		}
 		return
 	}
-	if err := bench(context.Background(), *physd, *runs, *steps, *daemonFor); err != nil {
+	if err := bench(context.Background(), *physd, *runs, *steps, *daemonFor, *realvid, *longRuns); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor time.Duration) error {
+func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor time.Duration, realvid string, longRuns int) error {
 	dir, err := os.MkdirTemp("", "physd-bench-bin")
 	if err != nil {
 		return err
@@ -65,6 +67,11 @@ func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor tim
 	}
 	if err := run(ctx, physd, installed, runs, paperRuns); err != nil {
 		return err
+	}
+	if longRuns > 0 {
+		if err := benchLong(ctx, installed, realvid, longRuns); err != nil {
+			return err
+		}
 	}
 	if err := benchRestart(ctx, runs); err != nil {
 		return err
