@@ -17,6 +17,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/motion"
 	"github.com/physd/physd/estimator/nn"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
@@ -285,14 +286,23 @@ func (c *camera) learn(ctx context.Context) {
 		}
 		// The learner certifies each estimate it considers; the one it
 		// returns is usually the last of them, whose verdict is kept.
+		// The camera's own motion: removed from the frames when measured,
+		// and a latent that follows it is refused (window.CertifyCamera).
+		track, err := motion.MeasureClips(ctx, j.clips)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			c.log.Warn("camera motion not measured", "window_start", j.start, "window_end", j.end, "err", err)
+			track = nil
+		}
 		var judged *estimator.Result
 		var verdict window.Verdict
 		accept := func(r *estimator.Result) bool {
-			judged, verdict = r, window.Certify(r, th)
+			judged, verdict = r, window.CertifyCamera(r, th, track)
 			return verdict.Certified
 		}
 		var o *estimator.Outcome
-		var err error
 		c.dash.setTraining(true)
 		if j.single {
 			// A lone event never certifies by itself (Thm. 4.5 needs three);
@@ -315,7 +325,7 @@ func (c *camera) learn(ctx context.Context) {
 		}
 		v := verdict
 		if o.Result != judged {
-			v = window.Certify(o.Result, th)
+			v = window.CertifyCamera(o.Result, th, track)
 		}
 		c.trainTime.Observe(o.TrainTime.Seconds())
 		info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,

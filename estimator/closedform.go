@@ -96,6 +96,10 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	return e.fillPrincipal(x, n, kept, limit), nil
 }
 
+// maxPrincipalFrames is the most frames fillPrincipal computes principal
+// directions from.
+const maxPrincipalFrames = 600
+
 // fillPrincipal appends, after the kept cosine modes, the leading
 // principal directions of what those modes leave of the centred frames x
 // (n frames), up to limit features. A sharp-edged object — the scale
@@ -111,6 +115,18 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 	}
 	wd := data(e.W)
 	res := x
+	// A long window's directions come from every stride-th frame: the
+	// Gram matrix and its eigendecomposition cost O(n²P) and O(n³), and
+	// a few hundred frames spread over the window estimate the leading
+	// directions of smooth motion as well as all of them do.
+	if stride := (n + maxPrincipalFrames - 1) / maxPrincipalFrames; stride > 1 {
+		m := (n + stride - 1) / stride
+		res = make([]float64, 0, m*e.P)
+		for r := 0; r < n; r += stride {
+			res = append(res, x[r*e.P:(r+1)*e.P]...)
+		}
+		n = m
+	}
 	for j := range kept {
 		row := wd[j*e.P : (j+1)*e.P]
 		var nn float64

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/motion"
 )
 
 // Status is the outcome of certification.
@@ -93,12 +94,25 @@ type Verdict struct {
 	// how long a window at this noise would need to be to resolve its
 	// damping (WindowFor), in seconds; 0 otherwise or when none would.
 	WindowNeeded float64 `json:"window_needed_s,omitempty"`
+	// Camera is the test of the camera's own motion (CertifyCamera); nil
+	// when it was not measured.
+	Camera *CameraCheck `json:"camera,omitempty"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
 // supports: level-set slope coverage on the learned latents, a
-// well-conditioned design, a good fit and a physical, stable system.
+// well-conditioned design, a good fit and a physical, stable system. It
+// is CertifyCamera without a measurement of the camera's motion.
 func Certify(r *estimator.Result, th Thresholds) Verdict {
+	return CertifyCamera(r, th, nil)
+}
+
+// CertifyCamera is Certify with the camera's own motion over the window,
+// as package motion measured it (and, when cam.Applied, removed it from
+// the frames before the fit): a window whose latent follows the camera's
+// motion is refused, since its estimate would describe the camera, not
+// the object (see testCamera). A nil cam skips that test.
+func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdict {
 	th = th.withDefaults()
 	var v Verdict
 	if r == nil || r.Stencil == nil {
@@ -166,6 +180,10 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 	}
 	if s := v.RelResidual * math.Max(0, v.ResidualLag1); v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured) {
 		reasons = append(reasons, fmt.Sprintf("structured residual: %.3g of the signal with lag-one autocorrelation %.2f (%.3g > %.3g); the ODE does not describe the latent", v.RelResidual, v.ResidualLag1, s, th.MaxStructured))
+	}
+	var camReason string
+	if v.Camera, camReason = testCamera(r, cam); camReason != "" {
+		reasons = append(reasons, camReason)
 	}
 	if !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1) {
 		reasons = append(reasons, fmt.Sprintf("not a restoring system: γ0 = %.4g", r.Gamma0))

@@ -21,6 +21,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
+	"github.com/physd/physd/motion"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
@@ -177,11 +178,17 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 		}
 		clips = append(clips, cl)
 	}
+	// The camera's own motion, as physd estimate measures and removes it
+	// (--reference auto).
+	track, err := motion.MeasureClips(ctx, clips)
+	if err != nil {
+		return outcome{err: err}
+	}
 	r, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: uint64(seed)})
 	if err != nil {
 		return outcome{err: err, verdict: window.NotCertified}
 	}
-	v := window.Certify(r, window.Thresholds{})
+	v := window.CertifyCamera(r, window.Thresholds{}, track)
 	if plot != "" {
 		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {
 			return outcome{err: err}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
+	"github.com/physd/physd/motion"
 	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
@@ -49,6 +50,12 @@ type estimateReport struct {
 	// ROI is the region of interest the estimator saw and how it was
 	// chosen (estimate_roi.go).
 	ROI *roiReport `json:"roi,omitempty"`
+	// Camera is the camera's own motion over the segment as measured
+	// (--reference) and whether it was removed; absent with --reference off.
+	Camera *motion.Track `json:"camera,omitempty"`
+	// Exposure is the per-frame exposure normalisation: applied or why
+	// not, and the gains measured (absent when the preset has none).
+	Exposure *estimator.Exposure `json:"exposure,omitempty"`
 }
 
 type videoReport struct {
@@ -72,6 +79,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	offsets := fs.String("offsets", "", "the latent's equilibrium offset: shared (one for all videos: one camera, fixed exposure), per-clip (one per video: videos normalised or exposed each on its own; certification then needs each video to cross levels twice) or none (default: the preset's)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	asJSON := fs.Bool("json", false, "write one JSON object")
+	refFlag := fs.String("reference", referenceAuto, "the camera's own motion: auto (measured from the frames: frames that show the same state displaced from one another), x,y,w,h (a region of the video, in its pixels, that should stay still), or off; measured motion is removed before the fit and a latent that still follows it is refused")
 	plotPath := fs.String("plot", "", "also draw the window's latent, fitted ODE solution, covered levels and crossings to `FILE` (.png or .svg)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
@@ -113,6 +121,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return 0, fmt.Errorf("estimate: %w: --fps 0 is not a frame rate", errUsage)
 	}
 	roiSel, err := parseROIChoice(*roiFlag)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+	camSel, err := parseCameraChoice(*refFlag)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
 	}
@@ -188,13 +200,23 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		debug.SetMemoryLimit(16<<20 + 4*8*px)
 	}
+	track, err := removeCameraMotion(ctx, camSel, paths, clips, pre.ROI, roiRep.SrcW, roiRep.SrcH,
+		stream.FileOptions{FPS: *fps, From: from, To: to})
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	rep.Camera = track
+	if track != nil && track.Detected {
+		log.Info("camera motion", "summary", track.Summary())
+	}
 	bar := newProgress(stderr)
 	res, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update})
 	bar.done()
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
-	v := window.Certify(res, window.Thresholds{})
+	v := window.CertifyCamera(res, window.Thresholds{}, track)
+	rep.Exposure = res.Exposure
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v

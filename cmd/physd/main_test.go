@@ -117,6 +117,8 @@ func TestEstimateBadInput(t *testing.T) {
 		{[]string{"estimate", "--roi", "1,2,3", tiny}, exitUsage, "roi"},
 		{[]string{"estimate", "--roi", "60,60,30,30", tiny}, exitError, "ROI"},
 		{[]string{"estimate", "--preset", "nope", tiny}, exitUsage, "preset"},
+		{[]string{"estimate", "--reference", "1,2,3", tiny}, exitUsage, "reference"},
+		{[]string{"estimate", "--reference", "0,0,20,20", still}, exitError, "--reference 0,0,20,20"},
 		{[]string{"estimate", "--offsets", "each", tiny}, exitUsage, "--offsets"},
 		{[]string{"estimate", "--plot", filepath.Join(dir, "p.jpg"), tiny}, exitUsage, "p.jpg"},
 		{[]string{"estimate", tiny}, exitError, "frames"},
@@ -129,5 +131,43 @@ func TestEstimateBadInput(t *testing.T) {
 		if code != c.code || !strings.Contains(strings.ToLower(e+out), strings.ToLower(c.msg)) {
 			t.Errorf("%v: exit %d (want %d), stderr %q (want it to mention %q)", c.args, code, c.code, e, c.msg)
 		}
+	}
+}
+
+// A camera shaking along a sinusoid (the stress test's jitter L1): with
+// the camera's motion measured and removed (--reference auto, the
+// default) the pendulum is certified within the accuracy bar; without,
+// the latent follows the shake and the window must not be certified.
+func TestEstimateShakingCamera(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "shake.mp4")
+	if code, _, e := physd(t, "sim", "--nuisance", "jitter:1", "--seed", "7", "--duration", "1.5pi", clip); code != exitOK {
+		t.Fatalf("sim: exit %d: %s", code, e)
+	}
+	var r struct {
+		Gamma0, Gamma1 float64
+		Verdict        string
+		Camera         *struct {
+			Detected, Applied bool
+			RMS               float64 `json:"rms_px"`
+		}
+	}
+	code, out, e := physd(t, "estimate", "--json", "--roi", "full", clip)
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d: %v: %s\n%s", code, err, e, out)
+	}
+	if r.Camera == nil || !r.Camera.Detected || !r.Camera.Applied || r.Camera.RMS < 2 {
+		t.Errorf("camera motion: %+v, want detected and removed (the sway is 8 px)", r.Camera)
+	}
+	if code != exitOK || math.Abs(r.Gamma0-4.0016) > 0.02*4.0016 || math.Abs(r.Gamma1-0.08) > 0.02 {
+		t.Errorf("with the shake removed: exit %d, γ0 %.4f γ1 %.4f %s; truth 4.0016, 0.08", code, r.Gamma0, r.Gamma1, r.Verdict)
+	}
+	code, out, _ = physd(t, "estimate", "--json", "--roi", "full", "--reference", "off", clip)
+	r.Camera = nil
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if code == exitOK || r.Camera != nil {
+		t.Errorf("--reference off: exit %d, γ0 %.4f γ1 %.4f %s, camera %+v: want it not certified and not measured", code, r.Gamma0, r.Gamma1, r.Verdict, r.Camera)
 	}
 }
