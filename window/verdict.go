@@ -181,6 +181,15 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	if s := v.RelResidual * math.Max(0, v.ResidualLag1); v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured) {
 		reasons = append(reasons, fmt.Sprintf("structured residual: %.3g of the signal with lag-one autocorrelation %.2f (%.3g > %.3g); the ODE does not describe the latent", v.RelResidual, v.ResidualLag1, s, th.MaxStructured))
 	}
+	// One clip covers a level with three distinct slopes only because its
+	// amplitude decays between visits; when its damping cannot be told
+	// from zero, the distinct slopes are not the physics' (noise, or a
+	// readout that bends a sinusoid), and the window holds what an
+	// undamped clip holds: no unique continuous-time answer.
+	undampedOne := v.Coverage.Holds && len(r.Latents) == 1 && r.Physics.Regime == estimator.Undamped
+	if undampedOne {
+		reasons = append(reasons, fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ))
+	}
 	var camReason string
 	if v.Camera, camReason = testCamera(r, cam); camReason != "" {
 		reasons = append(reasons, camReason)
@@ -193,7 +202,7 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	switch {
 	case len(reasons) == 0:
 		v.Status, v.Certified = Certified, true
-	case len(reasons) == 1 && !v.Coverage.Holds && r.Physics.Regime == estimator.Undamped:
+	case len(reasons) == 1 && (!v.Coverage.Holds || undampedOne) && r.Physics.Regime == estimator.Undamped:
 		v.Status = UndampedDiscrete
 		v.Reasons = append(reasons, "undamped-looking window: the sampled regression is well posed, the continuous-time answer is not unique from one clip")
 	default:

@@ -1,0 +1,67 @@
+package window
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/physd/physd/estimator"
+)
+
+// resultOf fits one latent as estimator.Fit does (stencil, exact map,
+// output-error fit) and reports the estimate with covariance cov.
+func resultOf(t *testing.T, z []float64, dt float64, cov [2][2]float64) *estimator.Result {
+	t.Helper()
+	lat := [][]float64{z}
+	f, err := estimator.FitODE(lat, dt, estimator.SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, g0, err := estimator.Exact(f.Gamma1, f.Gamma0, dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := estimator.FitTrajectory(lat, dt, g1, g0, estimator.SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &estimator.Result{Gamma0: tf.Gamma0, Gamma1: tf.Gamma1, Sigma0: math.Sqrt(cov[1][1]), Sigma1: math.Sqrt(cov[0][0]),
+		Cov: cov, Stencil: f, Trajectory: tf, Latents: lat, Dt: dt, Physics: estimator.Derive(tf.Gamma1, tf.Gamma0, cov)}
+}
+
+// One clip whose levels are covered (a damped swing over several
+// periods) is certified when its damping is resolved, and is refused as
+// undamped-looking when the same fit's uncertainty cannot tell its
+// damping from zero: one clip's distinct slopes at a level come from the
+// amplitude's decay alone.
+func TestCertifyOneClipNeedsResolvedDamping(t *testing.T) {
+	const dt = 1.0 / 20
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ts []float64
+	for k := range 250 {
+		ts = append(ts, float64(k)*dt)
+	}
+	z := exactSolution(0.3, 4, 1, 0, ts)
+	for i := range z {
+		z[i] += 0.002 * rng.NormFloat64()
+	}
+	tight := [2][2]float64{{1e-6, 0}, {0, 1e-6}}
+	r := resultOf(t, z, dt, tight)
+	v := Certify(r, Thresholds{})
+	if !v.Coverage.Holds || r.Physics.Regime != estimator.Underdamped {
+		t.Fatalf("damped swing: coverage %v, regime %s (γ1 %.4f γ0 %.4f)", v.Coverage.Holds, r.Physics.Regime, r.Gamma1, r.Gamma0)
+	}
+	if !v.Certified {
+		t.Errorf("damped swing with resolved damping refused: %v", v.Reasons)
+	}
+	loose := [2][2]float64{{0.04, 0}, {0, 1e-6}} // σ(γ1) 0.2: ζ 0.075 ± 0.05
+	r = resultOf(t, z, dt, loose)
+	if r.Physics.Regime != estimator.Undamped {
+		t.Fatalf("regime %s with σ(ζ) %.3g, want undamped", r.Physics.Regime, r.Physics.SigmaZ)
+	}
+	v = Certify(r, Thresholds{})
+	if v.Certified || v.Status != UndampedDiscrete || !strings.Contains(strings.Join(v.Reasons, "; "), "not told from zero") {
+		t.Errorf("damping not resolved: %s %v, want %s with the reason", v.Status, v.Reasons, UndampedDiscrete)
+	}
+}
