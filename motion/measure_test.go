@@ -195,3 +195,23 @@ func TestMeasureInvalid(t *testing.T) {
 		t.Errorf("4×4: %v", err)
 	}
 }
+
+// BenchmarkMeasureWindow is one daemon window's camera-motion test: the
+// synthetic camera's 1.5π s of a clean pendulum at 20 fps, 64×64.
+func BenchmarkMeasureWindow(b *testing.B) {
+	s := sim.Scene{System: sim.SystemPendulum, Gamma1: 0.08, Gamma0: 4.0016, Z0: 50, Duration: 1.5 * math.Pi, Seed: 1}
+	fr, _, err := sim.Render(context.Background(), s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	frames := make([][]float64, len(fr))
+	for i, f := range fr {
+		frames[i] = gray(f)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Measure(context.Background(), [][][]float64{frames}, 64, 64, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
