@@ -17,8 +17,8 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/motion"
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 )
