@@ -105,28 +105,69 @@ func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	for _, fs := range clips {
 		n += len(fs)
 	}
-	// A long window is first tested on every stride-th frame: the test
-	// needs revisits, not every frame, and costs O(n²) in the frames'
-	// descriptors and O(n³) in the state's ordering. Only a window whose
-	// subsample shows the camera moving is measured frame by frame.
-	if stride := (n + detectFrames - 1) / detectFrames; stride > 1 {
+	// A window is first tested on at most detectFrames frames (every
+	// stride-th) at half resolution: the test needs revisits, not every
+	// frame nor every pixel, and most windows show no camera motion. Its
+	// cost is O(n²) in the frames' descriptors, O(n³) in the state's
+	// ordering and O(P log P) a registration. Only a window whose test
+	// shows the camera moving is measured frame by frame at full size.
+	stride := (n + detectFrames - 1) / detectFrames
+	half := w >= 2*minSide && h >= 2*minSide
+	if stride > 1 || half {
 		sub := make([][][]float64, len(clips))
+		dw, dh, m := w, h, 0
 		for c, fs := range clips {
 			for k := 0; k < len(fs); k += stride {
-				sub[c] = append(sub[c], fs[k])
+				m++
+				f := fs[k]
+				if half {
+					f, dw, dh = halve(f, w, h)
+				}
+				sub[c] = append(sub[c], f)
 			}
 		}
-		t, err := measure(ctx, sub, w, h, opt)
+		o, scale := opt, 1.0
+		if half {
+			o.MinRevisit, scale = opt.MinRevisit/2, 2
+		}
+		t, err := measure(ctx, sub, dw, dh, o)
 		if err != nil {
 			return nil, err
 		}
 		if !t.Detected {
-			t.Shifts = zeroShifts(clips)
-			t.Note += fmt.Sprintf(" (tested on every %d-th frame)", stride)
-			return t, nil
+			t.Revisit, t.Inconsistency = scale*t.Revisit, scale*t.Inconsistency
+			t.Note += fmt.Sprintf(" (tested on %d of %d frames at %d×%d)", m, n, dw, dh)
+			return noMotion(t, clips), nil
 		}
 	}
-	return measure(ctx, clips, w, h, opt)
+	t, err := measure(ctx, clips, w, h, opt)
+	if err != nil || t.Detected {
+		return t, err
+	}
+	return noMotion(t, clips), nil
+}
+
+// noMotion sets a track without detected camera motion to zero shifts: what
+// the fit of the pairs left is the object's, not the camera's.
+func noMotion(t *Track, clips [][][]float64) *Track {
+	t.Shifts, t.RMS = zeroShifts(clips), 0
+	return t
+}
+
+// minSide is the smallest frame side Measure works on.
+const minSide = 8
+
+// halve returns the w×h frame f averaged over 2×2 blocks.
+func halve(f []float64, w, h int) ([]float64, int, int) {
+	hw, hh := w/2, h/2
+	out := make([]float64, hw*hh)
+	for y := range hh {
+		r0, r1 := f[2*y*w:], f[(2*y+1)*w:]
+		for x := range hw {
+			out[y*hw+x] = 0.25 * (r0[2*x] + r0[2*x+1] + r1[2*x] + r1[2*x+1])
+		}
+	}
+	return out, hw, hh
 }
 
 // detectFrames is the most frames Measure tests at once for camera
@@ -244,8 +285,8 @@ func parallel(ctx context.Context, workers, n int, fn func(worker, i int)) error
 }
 
 func validate(clips [][][]float64, w, h int) error {
-	if w < 8 || h < 8 {
-		return fmt.Errorf("motion: frame size %d×%d is below 8×8: %w", w, h, ErrInvalid)
+	if w < minSide || h < minSide {
+		return fmt.Errorf("motion: frame size %d×%d is below %d×%d: %w", w, h, minSide, minSide, ErrInvalid)
 	}
 	if len(clips) == 0 {
 		return fmt.Errorf("motion: no clips: %w", ErrInvalid)
