@@ -422,7 +422,11 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	if c.onEst != nil {
 		c.onEst(e)
 	}
+	// Under the camera's lock: status() reads the baseline from the
+	// heartbeat and HTTP goroutines.
+	c.mu.Lock()
 	a, based := c.alerts.observe(&e)
+	c.mu.Unlock()
 	if based {
 		c.saveBaseline()
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
