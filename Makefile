@@ -85,6 +85,7 @@ test: test-deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /internal/chaos)
 	$(GO) test -count=1 -timeout 10m ./internal/chaos
+	$(GO) test -race -count=1 -timeout 20m ./daemon/...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=8s FUZZMIN=1s
 	$(MAKE) --no-print-directory verify-unit cross test-arm64
 
