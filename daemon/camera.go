@@ -10,7 +10,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +33,13 @@ type job struct {
 	single bool // a lone event: published as a diagnostic only
 }
 
+// publisher is what a camera needs of the message bus (the NATS bus
+// implements it): publish v as a message of kind about camera, with id
+// for deduplication.
+type publisher interface {
+	publish(ctx context.Context, camera, kind, id string, v any) error
+}
+
 // camera runs one configured camera: ingest, windows, learning,
 // certification and publication. Its goroutines stop with its context.
 type camera struct {
@@ -41,7 +47,7 @@ type camera struct {
 	all    *config.Config
 	src    stream.Source
 	log    *slog.Logger
-	bus    *bus
+	bus    publisher
 	dir    string // state directory for this camera
 	onEst  func(Estimate)
 	preset estimator.Preset
@@ -60,6 +66,9 @@ type camera struct {
 	encoder EncoderInfo
 	alerts  *alerter
 	dash    *camDash // the dashboard's record; nil records nothing
+	// pendingSkipped are skipped windows for the learning goroutine to
+	// report (noteSkipped).
+	pendingSkipped []job
 
 	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
 
@@ -117,9 +126,37 @@ func (c *camera) offer(ctx context.Context, j job) {
 				c.lastSkipLog = now
 				c.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.start, "window_end", old.end, "skipped_total", n)
 			}
-			c.publishDiag(ctx, old, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
+			c.noteSkipped(old)
 		default:
 		}
+	}
+}
+
+// maxPendingSkipped bounds the skipped windows waiting for the learning
+// goroutine to report them; beyond it they are only counted.
+const maxPendingSkipped = 64
+
+// noteSkipped keeps a skipped window, without its frames, for the learning
+// goroutine to report (reportSkipped): publishing it here would put NATS,
+// or during an outage the outbox's fsyncs, on the frame path.
+func (c *camera) noteSkipped(j job) {
+	light := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
+	c.mu.Lock()
+	if len(c.pendingSkipped) < maxPendingSkipped {
+		c.pendingSkipped = append(c.pendingSkipped, light)
+	}
+	c.mu.Unlock()
+}
+
+// reportSkipped publishes the diagnostics of the windows skipped since the
+// last call.
+func (c *camera) reportSkipped(ctx context.Context) {
+	c.mu.Lock()
+	js := c.pendingSkipped
+	c.pendingSkipped = nil
+	c.mu.Unlock()
+	for _, j := range js {
+		c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
 	}
 }
 
@@ -226,45 +263,19 @@ func jitter(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * f)
 }
 
-func clipOf(frames []stream.Frame, dt float64) estimator.Clip {
-	c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: dt}
-	for _, f := range frames {
-		c.Frames = append(c.Frames, f.Pix)
-	}
-	return c
-}
-
 func windowJob(w *window.Window) job {
-	return job{clips: []estimator.Clip{clipOf(w.Frames, w.Dt)}, start: w.Frames[0].Wall,
+	return job{clips: []estimator.Clip{w.Clip()}, start: w.Frames[0].Wall,
 		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames)}
 }
 
-// eventJob makes a multi-trajectory job of events (one shared step: the
-// median over all events, as they come from one camera).
+// eventJob makes a multi-trajectory job of events.
 func eventJob(evs []*window.Event, single bool) job {
-	var steps []float64
 	n := 0
 	for _, e := range evs {
-		for i := 1; i < len(e.Frames); i++ {
-			steps = append(steps, (e.Frames[i].Time - e.Frames[i-1].Time).Seconds())
-		}
 		n += len(e.Frames)
 	}
-	dt := median(steps)
-	j := job{single: single, frames: n, start: evs[0].Frames[0].Wall, end: evs[len(evs)-1].Frames[len(evs[len(evs)-1].Frames)-1].Wall}
-	for _, e := range evs {
-		j.clips = append(j.clips, clipOf(e.Frames, dt))
-	}
-	return j
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(x)
-	slices.Sort(s)
-	return s[len(s)/2]
+	last := evs[len(evs)-1].Frames
+	return job{clips: window.EventClips(evs), single: single, frames: n, start: evs[0].Frames[0].Wall, end: last[len(last)-1].Wall}
 }
 
 // learn estimates each job, certifies it and publishes the outcome.
@@ -280,10 +291,16 @@ func (c *camera) learn(ctx context.Context) {
 	th := thresholds(c.all.Certify)
 	lastSave := time.Now()
 	defer c.save(learner)
+	defer func() {
+		if ctx.Err() == nil { // the source ended: its last skipped windows
+			c.reportSkipped(ctx)
+		}
+	}()
 	for j := range c.jobs {
 		if ctx.Err() != nil {
 			return
 		}
+		c.reportSkipped(ctx)
 		// The learner certifies each estimate it considers; the one it
 		// returns is usually the last of them, whose verdict is kept.
 		// The camera's own motion: removed from the frames when measured,

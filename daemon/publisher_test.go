@@ -132,8 +132,8 @@ func codecOnly(mime, fmtp string) func(*webrtc.MediaEngine) error {
 	}
 }
 
-// publisher is a WHIP client built on pion, like OBS or a browser.
-type publisher struct {
+// whipPublisher is a WHIP client built on pion, like OBS or a browser.
+type whipPublisher struct {
 	pc       *webrtc.PeerConnection
 	track    *webrtc.TrackLocalStaticSample
 	resource string
@@ -198,7 +198,7 @@ func whipPost(t *testing.T, url, token, contentType, body string) (int, string, 
 }
 
 // startPublisher negotiates a WHIP session for one video track.
-func startPublisher(t *testing.T, base, camera, token, mime string) *publisher {
+func startPublisher(t *testing.T, base, camera, token, mime string) *whipPublisher {
 	t.Helper()
 	api := loopbackAPI(t, func(me *webrtc.MediaEngine) error { return me.RegisterDefaultCodecs() })
 	pc, track, offer := offerFor(t, api, webrtc.RTPCodecTypeVideo, mime)
@@ -209,12 +209,12 @@ func startPublisher(t *testing.T, base, camera, token, mime string) *publisher {
 	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: body}); err != nil {
 		t.Fatal(err)
 	}
-	return &publisher{pc: pc, track: track, resource: loc, token: token, base: base}
+	return &whipPublisher{pc: pc, track: track, resource: loc, token: token, base: base}
 }
 
 // send writes the access units at 20 fps in real time, looping, until ctx
 // ends or the connection fails.
-func (p *publisher) send(ctx context.Context, aus [][]byte) error {
+func (p *whipPublisher) send(ctx context.Context, aus [][]byte) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for i := 0; ; i++ {
@@ -233,7 +233,7 @@ func (p *publisher) send(ctx context.Context, aus [][]byte) error {
 }
 
 // delete ends the session and returns the status.
-func (p *publisher) delete(t *testing.T) int {
+func (p *whipPublisher) delete(t *testing.T) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodDelete, p.base+p.resource, nil)
 	req.Header.Set("Authorization", "Bearer "+p.token)

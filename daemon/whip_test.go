@@ -69,7 +69,7 @@ func TestWHIPEndToEnd(t *testing.T) {
 	c := collect(t, r.d.NATSURL())
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
 
-	var prev *publisher
+	var prev *whipPublisher
 	for _, codec := range []struct{ name, mime string }{{"vp8", webrtc.MimeTypeVP8}, {"h264", webrtc.MimeTypeH264}} {
 		aus := encodedClip(ctx, t, codec.name, 10)
 		since := time.Now()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
 )
 
 func main() {
@@ -134,10 +135,7 @@ func run(ctx context.Context, physd, installed string, runs, paperRuns int) erro
 	if err != nil {
 		return err
 	}
-	c := estimator.Clip{W: p.Size, H: p.Size, Dt: 1 / tm.FPS}
-	for _, f := range frames {
-		c.Frames = append(c.Frames, f.Pix)
-	}
+	c := window.ClipOf(frames, 1/tm.FPS)
 	var stepT []float64
 	for range paperRuns {
 		var el [2]time.Duration

@@ -53,10 +53,7 @@ func profileEstimate(ctx context.Context, o profileOptions) error {
 		return fmt.Errorf("profile: %w", err)
 	}
 	t1 := time.Now()
-	c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: 1 / tm.FPS}
-	for _, f := range frames {
-		c.Frames = append(c.Frames, f.Pix)
-	}
+	c := window.ClipOf(frames, 1/tm.FPS)
 	res, err := estimator.Fit(ctx, []estimator.Clip{c}, estimator.Options{Preset: p, Seed: 1})
 	if err != nil {
 		return fmt.Errorf("profile: %w", err)

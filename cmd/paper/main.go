@@ -172,11 +172,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 		if err != nil {
 			return outcome{err: err}
 		}
-		cl := estimator.Clip{W: p.Size, H: p.Size, Dt: 1 / tm.FPS}
-		for _, f := range got {
-			cl.Frames = append(cl.Frames, f.Pix)
-		}
-		clips = append(clips, cl)
+		clips = append(clips, window.ClipOf(got, 1/tm.FPS))
 	}
 	// The camera's own motion, as physd estimate measures and removes it
 	// (--reference auto).

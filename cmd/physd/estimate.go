@@ -171,11 +171,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		if i == 0 {
 			roiRep.noteFrames(frames[0], pre)
 		}
-		c := estimator.Clip{W: frames[0].W, H: frames[0].H, Dt: 1 / tm.FPS}
-		for _, f := range frames {
-			c.Frames = append(c.Frames, f.Pix)
-		}
-		clips = append(clips, c)
+		clips = append(clips, window.ClipOf(frames, 1/tm.FPS))
 		rep.Videos = append(rep.Videos, videoReport{Path: path, Frames: len(frames), FPS: tm.FPS, Assumed: tm.Assumed})
 	}
 	if len(clips) > 1 {
