@@ -113,6 +113,24 @@ func GlobalChanged(old, new *Config) []string {
 	return names
 }
 
+// Reloadable returns the configuration a reload applies: next, with the
+// sections that need a restart (those GlobalChanged compares) kept as they
+// are in old. A nil old keeps Default()'s.
+func Reloadable(old, next *Config) *Config {
+	if old == nil {
+		old = Default()
+	}
+	merged := *next
+	m, o := reflect.ValueOf(&merged).Elem(), reflect.ValueOf(old).Elem()
+	t := m.Type()
+	for i := range t.NumField() {
+		if !slices.Contains(perCameraSections(), yamlKey(t.Field(i))) {
+			m.Field(i).Set(o.Field(i))
+		}
+	}
+	return &merged
+}
+
 // equalValues is a deep equality on the types of this package that treats
 // a nil slice and an empty one as equal and compares unexported fields
 // (those of Secret) too.

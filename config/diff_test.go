@@ -122,3 +122,28 @@ func TestDiffNil(t *testing.T) {
 		t.Errorf("GlobalChanged(nil, Default()) = %v", g)
 	}
 }
+
+// Reloadable takes everything a reload applies from the new configuration
+// and every section that needs a restart from the old one: exactly the
+// sections GlobalChanged reports.
+func TestReloadable(t *testing.T) {
+	old, next := Default(), Default()
+	next.StateDir, next.Log.Level, next.HTTP.Listen = "/elsewhere", "debug", "127.0.0.1:1"
+	next.NATS.SubjectPrefix, next.WebRTC.UDPPort = "other", 50000
+	next.Windows.Hop, next.Estimator.Seed, next.Certify.MinPsi = 3*next.Windows.Hop, next.Estimator.Seed+1, 0.5
+	next.Cameras = append(next.Cameras, DefaultCamera())
+	next.Cameras[1].Name = "second"
+	got := Reloadable(old, next)
+	if g := GlobalChanged(old, got); len(g) != 0 {
+		t.Errorf("reloaded configuration changes %v, which need a restart", g)
+	}
+	if g := GlobalChanged(old, next); len(g) != 5 {
+		t.Errorf("GlobalChanged(old, next) = %v, want the 5 changed sections", g)
+	}
+	if got.Windows.Hop != next.Windows.Hop || got.Estimator.Seed != next.Estimator.Seed || got.Certify.MinPsi != 0.5 || len(got.Cameras) != 2 {
+		t.Errorf("per-camera sections not taken from the new configuration: %+v %+v %+v %d cameras", got.Windows, got.Estimator, got.Certify, len(got.Cameras))
+	}
+	if next.StateDir != "/elsewhere" {
+		t.Error("Reloadable changed its argument")
+	}
+}

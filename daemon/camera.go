@@ -16,7 +16,6 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/estimator/nn"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
@@ -528,7 +527,7 @@ func (c *camera) restore(l *estimator.Learner) {
 		c.mu.Unlock()
 	case errors.Is(err, estimator.ErrCheckpointMismatch):
 		c.log.Info("encoder checkpoint is for another configuration; starting cold", "checkpoint", path, "err", err)
-	case errors.Is(err, nn.ErrCheckpoint):
+	case errors.Is(err, estimator.ErrCheckpointCorrupt):
 		to, rerr := setAside(path)
 		c.log.Warn("encoder checkpoint is corrupt; set aside, starting cold", "checkpoint", path, "moved_to", to, "err", err, "rename_err", rerr)
 	default:

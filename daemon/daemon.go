@@ -241,10 +241,9 @@ func (d *Daemon) Reload(next *config.Config) {
 	}
 	added, removed, changed := config.Diff(old, next)
 	// Take the new configuration except the sections that need a restart.
-	merged := *next
-	merged.StateDir, merged.Log, merged.HTTP, merged.NATS, merged.WebRTC = old.StateDir, old.Log, old.HTTP, old.NATS, old.WebRTC
+	merged := config.Reloadable(old, next)
 	d.mu.Lock()
-	d.cfg = &merged
+	d.cfg = merged
 	d.mu.Unlock()
 	sctx, cancel := context.WithTimeout(context.Background(), d.opt.ShutdownTimeout)
 	defer cancel()
@@ -260,7 +259,7 @@ func (d *Daemon) Reload(next *config.Config) {
 	}
 	for _, name := range append(append([]string(nil), added...), changed...) {
 		cc, _ := next.Camera(name)
-		if err := d.startCamera(&merged, cc); err != nil {
+		if err := d.startCamera(merged, cc); err != nil {
 			d.log.Error("camera not started", "camera", name, "err", err)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 )
@@ -409,7 +408,7 @@ func dashDetailOf(d *Diagnostic, r *estimator.Result) *dashDetail {
 		MinWidth: num(cov.MinWidth), Levels: cov.Levels, Covered: cov.Covered, MaxDistinct: cov.MaxDistinct, SlopeTol: num(cov.SlopeTol)}
 	// The crossings as the certificate read them.
 	tr, trErr := window.NewTrace(r)
-	for _, u := range figure.Levels(r.Latents, cov, dashLevels) {
+	for _, u := range cov.ShownLevels(r.Latents, dashLevels) {
 		l := dashLevel{U: num(u), Crossings: []dashCrossing{}}
 		var cs []window.Crossing
 		if trErr == nil {

@@ -220,6 +220,12 @@ const checkpointFormat = "physd-learner/1"
 // frame size; it is not an error in the file.
 var ErrCheckpointMismatch = errors.New("checkpoint does not match the configuration")
 
+// ErrCheckpointCorrupt is in the chain of Learner.Load's error when the
+// checkpoint itself is damaged (truncated, a bad checksum, a bad shape),
+// as opposed to written for another configuration: it is the encoder
+// package's nn.ErrCheckpoint, so that callers need not know that package.
+var ErrCheckpointCorrupt = nn.ErrCheckpoint
+
 // Save writes the encoder (a JSON header line, then the weights in the nn
 // checkpoint format with its checksum). It fails if there is no encoder
 // or the encoder is not the low-rank one.

@@ -7,7 +7,6 @@ package figure
 
 import (
 	"math"
-	"slices"
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
@@ -53,7 +52,7 @@ func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
 	if r.Trajectory != nil {
 		w.Fitted = r.Trajectory.Fitted
 	}
-	w.Levels = Levels(r.Latents, v.Coverage, shownLevels)
+	w.Levels = v.Coverage.ShownLevels(r.Latents, shownLevels)
 	// The crossings as the certificate read them.
 	tr, err := window.NewTrace(r)
 	for _, u := range w.Levels {
@@ -64,33 +63,6 @@ func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
 		w.Crossings = append(w.Crossings, c)
 	}
 	return w
-}
-
-// Levels picks n levels whose crossings show why a window was or was not
-// certified: centred in n equal bins of U when there is one, else the
-// quartiles of the pooled latent samples, where a failed certificate is
-// easiest to read. The dashboard uses it too, so both draw the same.
-func Levels(z [][]float64, cov window.Coverage, n int) []float64 {
-	if lo, hi := cov.Lo, cov.Hi; finite(lo) && finite(hi) && hi > lo {
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = lo + (float64(i)+0.5)/float64(n)*(hi-lo)
-		}
-		return out
-	}
-	var all []float64
-	for _, c := range z {
-		for _, v := range c {
-			if finite(v) {
-				all = append(all, v)
-			}
-		}
-	}
-	if len(all) == 0 {
-		return nil
-	}
-	slices.Sort(all)
-	return []float64{all[len(all)/4], all[len(all)/2], all[3*len(all)/4]}
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
