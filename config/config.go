@@ -325,6 +325,12 @@ type Camera struct {
 	Source Source `yaml:"source"`
 	// ROI is the crop in source pixels; zero means the whole frame.
 	ROI ROI `yaml:"roi"`
+	// Reference is a region of the whole frame, in source pixels, that
+	// should stay still (a wall, the support): the camera's own motion is
+	// measured on it, removed from each window before the fit, and a
+	// window whose latent follows it is refused. Zero measures that motion
+	// from the frames themselves.
+	Reference ROI `yaml:"reference"`
 	// Size is the side frames are resized to; 0 uses the preset's size.
 	Size int `yaml:"size"`
 	// FPS overrides the source's frame rate; 0 trusts the source.

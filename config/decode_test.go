@@ -106,6 +106,14 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "bad regions",
+			text: "cameras:\n  - name: a\n    roi: {x: -1, y: 0, w: 10, h: 10}\n    reference: {x: 5, y: 5, w: 0, h: 10}\n",
+			want: []string{
+				`physd.yaml:3:10: cameras[0].roi: x and y must be ≥ 0 (have -1, 0)`,
+				`physd.yaml:4:16: cameras[0].reference: w and h must be > 0 (have 0, 10), or leave it all zero to measure the camera's motion from the frames themselves`,
+			},
+		},
+		{
 			name: "duplicate camera names",
 			text: "cameras:\n  - name: a\n  - name: b\n  - name: a\n",
 			want: []string{`physd.yaml:4:11: cameras[2].name: duplicate camera name "a" (cameras[0], line 2)`},

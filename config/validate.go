@@ -407,14 +407,8 @@ func (v *validator) camera(p string, c Camera, global Windows) {
 		v.errorf(p+".name", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it becomes a NATS subject token)", c.Name, MaxCameraNameLen)
 	}
 	v.source(p+".source", c)
-	if !c.ROI.IsZero() {
-		if c.ROI.X < 0 || c.ROI.Y < 0 {
-			v.errorf(p+".roi", "x and y must be ≥ 0 (have %d, %d)", c.ROI.X, c.ROI.Y)
-		}
-		if c.ROI.W <= 0 || c.ROI.H <= 0 {
-			v.errorf(p+".roi", "w and h must be > 0 (have %d, %d), or leave the whole roi zero for the full frame", c.ROI.W, c.ROI.H)
-		}
-	}
+	v.region(p+".roi", c.ROI, "for the full frame")
+	v.region(p+".reference", c.Reference, "to measure the camera's motion from the frames themselves")
 	if c.Size != 0 && (c.Size < MinFrameSize || c.Size > MaxFrameSize) {
 		v.errorf(p+".size", "is %d, want %d…%d (or 0 for the preset's size)", c.Size, MinFrameSize, MaxFrameSize)
 	}
@@ -622,4 +616,18 @@ func ParseAddress(s string) (netip.Prefix, error) {
 		return netip.Prefix{}, err
 	}
 	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// region checks a rectangle in source pixels at path: all zero (meaning
+// what zero says), or x, y ≥ 0 and w, h > 0.
+func (v *validator) region(path string, r ROI, zero string) {
+	if r.IsZero() {
+		return
+	}
+	if r.X < 0 || r.Y < 0 {
+		v.errorf(path, "x and y must be ≥ 0 (have %d, %d)", r.X, r.Y)
+	}
+	if r.W <= 0 || r.H <= 0 {
+		v.errorf(path, "w and h must be > 0 (have %d, %d), or leave it all zero %s", r.W, r.H, zero)
+	}
 }

@@ -25,11 +25,15 @@ import (
 // excitation events (several clips), or a single event fitted alone for
 // its diagnostic.
 type job struct {
-	clips  []estimator.Clip
-	start  time.Time
-	end    time.Time
-	frames int
-	single bool // a lone event: published as a diagnostic only
+	clips []estimator.Clip
+	// refs are the reference region's patches (refW×refH), per clip and
+	// frame, when the camera has one; srcW×srcH is the source frame.
+	refs                   [][][]float64
+	refW, refH, srcW, srcH int
+	start                  time.Time
+	end                    time.Time
+	frames                 int
+	single                 bool // a lone event: published as a diagnostic only
 }
 
 // publisher is what a camera needs of the message bus (the NATS bus
@@ -263,8 +267,23 @@ func jitter(d time.Duration) time.Duration {
 }
 
 func windowJob(w *window.Window) job {
-	return job{clips: []estimator.Clip{w.Clip()}, start: w.Frames[0].Wall,
+	j := job{clips: []estimator.Clip{w.Clip()}, start: w.Frames[0].Wall,
 		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames)}
+	j.addRefs(w.Frames)
+	return j
+}
+
+// addRefs adds the reference patches of a clip's frames, if they have any.
+func (j *job) addRefs(frames []stream.Frame) {
+	if len(frames) == 0 || frames[0].Ref == nil {
+		return
+	}
+	j.refW, j.refH, j.srcW, j.srcH = frames[0].RefW, frames[0].RefH, frames[0].SrcW, frames[0].SrcH
+	p := make([][]float64, len(frames))
+	for i, f := range frames {
+		p[i] = f.Ref
+	}
+	j.refs = append(j.refs, p)
 }
 
 // eventJob makes a multi-trajectory job of events.
@@ -274,7 +293,11 @@ func eventJob(evs []*window.Event, single bool) job {
 		n += len(e.Frames)
 	}
 	last := evs[len(evs)-1].Frames
-	return job{clips: window.EventClips(evs), single: single, frames: n, start: evs[0].Frames[0].Wall, end: last[len(last)-1].Wall}
+	j := job{clips: window.EventClips(evs), single: single, frames: n, start: evs[0].Frames[0].Wall, end: last[len(last)-1].Wall}
+	for _, e := range evs {
+		j.addRefs(e.Frames)
+	}
+	return j
 }
 
 // learn estimates each job, certifies it and publishes the outcome.
@@ -304,7 +327,7 @@ func (c *camera) learn(ctx context.Context) {
 		// returns is usually the last of them, whose verdict is kept.
 		// The camera's own motion: removed from the frames when measured,
 		// and a latent that follows it is refused (window.CertifyCamera).
-		track, err := motion.MeasureClips(ctx, j.clips)
+		track, err := c.cameraMotion(ctx, j)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -359,6 +382,32 @@ func (c *camera) learn(ctx context.Context) {
 			lastSave = time.Now()
 		}
 	}
+}
+
+// cameraMotion measures the camera's own motion over the job's clips — on
+// the camera's reference region when it has one, else from the frames
+// themselves — and removes it from them.
+func (c *camera) cameraMotion(ctx context.Context, j job) (*motion.Track, error) {
+	ref := c.cfg.Reference
+	if ref.IsZero() || len(j.refs) != len(j.clips) || len(j.clips) == 0 {
+		return motion.MeasureClips(ctx, j.clips)
+	}
+	roiW, roiH := c.cfg.ROI.W, c.cfg.ROI.H
+	if c.cfg.ROI.IsZero() {
+		roiW, roiH = j.srcW, j.srcH
+	}
+	scale := motion.ReferenceScale(ref.W, ref.H, j.refW, j.refH, roiW, roiH, j.clips[0].W, j.clips[0].H)
+	t, err := motion.MeasureReference(ctx, j.refs, j.refW, j.refH, scale)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		// Something stands in front of the reference, or it is plain:
+		// measure the motion from the frames instead.
+		c.log.Warn("camera reference unusable for this window; measuring the camera's motion from the frames", "reference", fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), "window_start", j.start, "window_end", j.end, "err", err)
+		return motion.MeasureClips(ctx, j.clips)
+	}
+	return t, t.StabilizeClips(j.clips)
 }
 
 // fitAlone estimates one event on its own with a cold encoder, without

@@ -17,7 +17,7 @@ func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *
 	if size == 0 {
 		size = p.Size
 	}
-	pre := stream.Preprocess{ROI: stream.ROI{X: cc.ROI.X, Y: cc.ROI.Y, W: cc.ROI.W, H: cc.ROI.H}, Size: size,
+	pre := stream.Preprocess{ROI: stream.ROI(cc.ROI), Size: size, Reference: stream.ROI(cc.Reference),
 		Binarize: cc.Binarize || p.Binarize, Thumb: thumb}
 	s := cc.Source
 	var src stream.Source

@@ -117,3 +117,14 @@ func MeasureReference(ctx context.Context, patches [][][]float64, pw, ph int, sc
 	t.Detected, t.Applied = true, true
 	return t, nil
 }
+
+// ReferenceScale converts pixels of a pw×ph reference patch, cut from a
+// refW×refH region of the source frame, into pixels of the estimator's
+// fw×fh frames, made from a roiW×roiH region of the same source frame:
+// the scale MeasureReference takes.
+func ReferenceScale(refW, refH, pw, ph, roiW, roiH, fw, fh int) Shift {
+	return Shift{
+		X: float64(refW) / float64(pw) * float64(fw) / float64(roiW),
+		Y: float64(refH) / float64(ph) * float64(fh) / float64(roiH),
+	}
+}

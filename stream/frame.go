@@ -31,4 +31,8 @@ type Frame struct {
 	SrcW, SrcH int
 	// Pix holds the gray levels in [0,1], row-major, len W*H.
 	Pix []float64
+	// Ref is the patch of Preprocess.Reference, RefW×RefH gray levels in
+	// [0,1], row-major; nil without a reference.
+	Ref        []float64
+	RefW, RefH int
 }

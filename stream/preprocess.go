@@ -62,6 +62,11 @@ type Preprocess struct {
 	Binarize bool
 	// Threshold is the fixed binarisation threshold in (0,1); 0 uses Otsu.
 	Threshold float64
+	// Reference, when set, is a region of the whole frame, in source
+	// pixels, that should stay still (a wall, the support): each frame's
+	// gray patch of it is returned as Frame.Ref, for measuring the
+	// camera's own motion. Zero returns none.
+	Reference ROI
 	// Thumb, when set, is offered each whole frame before the crop and
 	// keeps a small gray copy at a low rate, for an operator's view of the
 	// region of interest; it does not change the output.
@@ -73,6 +78,9 @@ type Preprocess struct {
 func (p Preprocess) Validate() error {
 	if err := p.ROI.validate(); err != nil {
 		return err
+	}
+	if err := p.Reference.validate(); err != nil {
+		return fmt.Errorf("reference: %w", err)
 	}
 	if p.Size < 0 || p.Size > MaxSize {
 		return fmt.Errorf("option Size = %d: must be in [0, %d] (0 keeps the size): %w", p.Size, MaxSize, ErrInvalidOption)
@@ -135,7 +143,38 @@ func (p Preprocess) CheckFrame(w, h int) error {
 	if !r.IsZero() && (r.X > w-r.W || r.Y > h-r.H) { // no overflow: W, H > 0
 		return fmt.Errorf("ROI %+v lies outside the %dx%d frame: %w", r, w, h, ErrInvalidOption)
 	}
+	if r := p.Reference; !r.IsZero() && (r.X > w-r.W || r.Y > h-r.H) {
+		return fmt.Errorf("reference %+v lies outside the %dx%d frame: %w", r, w, h, ErrInvalidOption)
+	}
 	return nil
+}
+
+// maxReferencePixels bounds a reference patch: a larger region is read
+// resized to about that many pixels, its aspect ratio kept.
+const maxReferencePixels = 128 * 128
+
+// referencePre is the preprocessing of the reference patch: the region,
+// gray, at its own size up to maxReferencePixels.
+func (p Preprocess) referencePre() Preprocess {
+	r := Preprocess{ROI: p.Reference}
+	if p.Reference.W*p.Reference.H > maxReferencePixels {
+		r.Size = 128
+	}
+	return r
+}
+
+// withReference adds the reference patch of the same source frame to f,
+// read by apply with the reference's preprocessing.
+func (p Preprocess) withReference(f Frame, apply func(Preprocess) (Frame, error)) (Frame, error) {
+	if p.Reference.IsZero() {
+		return f, nil
+	}
+	ref, err := apply(p.referencePre())
+	if err != nil {
+		return Frame{}, fmt.Errorf("reference: %w", err)
+	}
+	f.Ref, f.RefW, f.RefH = ref.Pix, ref.W, ref.H
+	return f, nil
 }
 
 // ApplyGray preprocesses an 8-bit gray image, like Apply, in pure Go (it
@@ -189,7 +228,7 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	if p.Binarize {
 		binarize(pix, p.Threshold)
 	}
-	return Frame{W: dw, H: dh, SrcW: b.Dx(), SrcH: b.Dy(), Pix: pix}, nil
+	return p.withReference(Frame{W: dw, H: dh, SrcW: b.Dx(), SrcH: b.Dy(), Pix: pix}, func(r Preprocess) (Frame, error) { return r.ApplyGray(img) })
 }
 
 // toUnit maps gray levels 0..255 to [0, 1] in place. The resize's weights

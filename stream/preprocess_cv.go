@@ -65,7 +65,7 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	if p.Binarize {
 		binarize(pix, p.Threshold)
 	}
-	return Frame{W: w, H: h, SrcW: src.Cols(), SrcH: src.Rows(), Pix: pix}, nil
+	return p.withReference(Frame{W: w, H: h, SrcW: src.Cols(), SrcH: src.Rows(), Pix: pix}, func(r Preprocess) (Frame, error) { return r.Apply(src) })
 }
 
 // grayConversion returns the conversion that turns an image of type t into

@@ -94,10 +94,7 @@ func measureReference(ctx context.Context, ref stream.ROI, paths []string, clips
 		}
 	}
 	// Patch pixels → source pixels → the estimator's frame pixels.
-	scale := motion.Shift{
-		X: float64(ref.W) / float64(pw) * float64(clips[0].W) / float64(roi.W),
-		Y: float64(ref.H) / float64(ph) * float64(clips[0].H) / float64(roi.H),
-	}
+	scale := motion.ReferenceScale(ref.W, ref.H, pw, ph, roi.W, roi.H, clips[0].W, clips[0].H)
 	t, err := motion.MeasureReference(ctx, patches, pw, ph, scale)
 	if err != nil {
 		return nil, fmt.Errorf("--reference %d,%d,%d,%d: %w", ref.X, ref.Y, ref.W, ref.H, err)
