@@ -43,8 +43,9 @@ type publisher interface {
 	publish(ctx context.Context, camera, kind, id string, v any) error
 }
 
-// camera runs one configured camera: ingest, windows, learning,
-// certification and publication. Its goroutines stop with its context.
+// camera runs one configured camera as a line of stages (start): source,
+// framing, learning and certification, reporting. Its goroutines stop
+// with its context.
 type camera struct {
 	cfg    config.Camera
 	all    *config.Config
@@ -77,7 +78,7 @@ type camera struct {
 
 	cancel      context.CancelFunc
 	done        chan struct{}
-	lastSkipLog time.Time // ingest goroutine only
+	lastSkipLog time.Time // framing stage only
 }
 
 func (c *camera) setState(s, errText string) {
@@ -86,16 +87,25 @@ func (c *camera) setState(s, errText string) {
 	c.mu.Unlock()
 }
 
-// start launches the camera's goroutines.
+// start launches the camera's pipeline, one goroutine a stage — source
+// (frames, reconnects, state) → framing (windows or events) → learning
+// (learner and certificate: one outcome, its verdict computed once) →
+// reporting (estimates, diagnostics, alerts, to the publisher) — and the
+// heartbeat. Each stage ends when its input closes; cancelling the camera
+// stops the source, and what is already in the line is still reported.
 func (c *camera) start(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	c.done = make(chan struct{})
 	c.jobs = make(chan job, 1)
+	frames := make(chan sourceItem, frameQueue)
+	outs := make(chan outcome, outcomeQueue)
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); c.ingest(ctx); close(c.jobs) }()
-	go func() { defer wg.Done(); c.learn(ctx) }()
+	wg.Add(5)
+	go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
+	go func() { defer wg.Done(); defer close(c.jobs); c.frame(ctx, frames) }()
+	go func() { defer wg.Done(); defer close(outs); c.learn(ctx, outs) }()
+	go func() { defer wg.Done(); c.report(ctx, outs) }()
 	go func() { defer wg.Done(); c.heartbeat(ctx) }()
 	go func() { wg.Wait(); close(c.done) }()
 }
@@ -140,8 +150,8 @@ func (c *camera) offer(ctx context.Context, j job) {
 const maxPendingSkipped = 64
 
 // noteSkipped keeps a skipped window, without its frames, for the learning
-// goroutine to report (reportSkipped): publishing it here would put NATS,
-// or during an outage the outbox's fsyncs, on the frame path.
+// stage to pass on (takeSkipped): publishing it here would put NATS, or
+// during an outage the outbox's fsyncs, on the frame path.
 func (c *camera) noteSkipped(j job) {
 	light := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
 	c.mu.Lock()
@@ -151,45 +161,45 @@ func (c *camera) noteSkipped(j job) {
 	c.mu.Unlock()
 }
 
-// reportSkipped publishes the diagnostics of the windows skipped since the
-// last call.
-func (c *camera) reportSkipped(ctx context.Context) {
+// takeSkipped returns the windows skipped since the last call.
+func (c *camera) takeSkipped() []job {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	js := c.pendingSkipped
 	c.pendingSkipped = nil
-	c.mu.Unlock()
-	for _, j := range js {
-		c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
-	}
+	return js
 }
 
-// ingest reads the source, reopening it with backoff when it fails, and
-// cuts the frames into windows or events.
-func (c *camera) ingest(ctx context.Context) {
+// runSource reads the source, reopening it with backoff when it fails,
+// and hands its frames to the framing stage; a restart marks where the
+// windows must start again.
+func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 	win := c.cfg.EffectiveWindow(c.all.Windows)
-	var slicer *window.Slicer
-	var cutter *window.EventCutter
-	if c.cfg.Mode == config.ModeEvents {
-		ev := c.all.Events
-		cutter = window.NewEventCutter(window.EventOptions{Threshold: ev.MotionThreshold, Quiet: ev.Quiet, MaxLength: ev.MaxLength, MinFrames: estimator.MinFrames})
+	if _, err := window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS}); err != nil {
+		c.setState("offline", err.Error())
+		c.log.Error("camera windows", "err", err)
+		return
 	}
-	var kept []*window.Event
 	const firstBackoff = 250 * time.Millisecond
 	backoff, maxBackoff := firstBackoff, c.cfg.Source.ReconnectMax
 	if maxBackoff <= 0 { // a Config built in code rather than loaded
 		maxBackoff = config.DefaultReconnectMax
 	}
-	for attempt := 0; ; attempt++ {
-		var err error
-		slicer, err = window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS})
-		if err != nil {
-			c.setState("offline", err.Error())
-			c.log.Error("camera windows", "err", err)
-			return
+	send := func(it sourceItem) error {
+		select {
+		case out <- it:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+	}
+	for attempt := 0; ; attempt++ {
 		whip := c.cfg.Source.Kind == config.KindWHIP
 		if attempt > 0 {
 			c.reconnects.Add(1)
+			if send(sourceItem{restart: true}) != nil {
+				return
+			}
 		}
 		switch {
 		case !whip:
@@ -198,7 +208,7 @@ func (c *camera) ingest(ctx context.Context) {
 			c.setState("waiting", "no publisher yet")
 		}
 		got := false
-		err = c.src.Run(ctx, func(f stream.Frame) error {
+		err := c.src.Run(ctx, func(f stream.Frame) error {
 			if !got {
 				got = true
 				c.setState("online", "")
@@ -207,31 +217,7 @@ func (c *camera) ingest(ctx context.Context) {
 			}
 			c.frames.Add(1)
 			c.dash.setFrame(f)
-			before := slicer.Dropped
-			w, brk := slicer.Push(f)
-			c.dropped.Add(int64(slicer.Dropped - before))
-			if brk != nil {
-				c.breaks.Add(1)
-				c.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
-			}
-			if cutter != nil {
-				if e := cutter.Push(f, brk != nil); e != nil {
-					c.events.Add(1)
-					kept = append(kept, e)
-					if len(kept) > max(c.all.Events.Keep, c.all.Events.MinEvents) {
-						kept = kept[1:]
-					}
-					c.offer(ctx, eventJob([]*window.Event{e}, true))
-					if len(kept) >= c.all.Events.MinEvents {
-						c.offer(ctx, eventJob(kept, false))
-					}
-				}
-				return nil
-			}
-			if w != nil {
-				c.offer(ctx, windowJob(w))
-			}
-			return nil
+			return send(sourceItem{frame: f})
 		})
 		if ctx.Err() != nil {
 			return
@@ -257,6 +243,54 @@ func (c *camera) ingest(ctx context.Context) {
 		case <-time.After(jitter(backoff)):
 		}
 		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// frame cuts the source's frames into windows (or events) and offers them
+// to the learning stage; a source restart starts the windows again.
+func (c *camera) frame(ctx context.Context, in <-chan sourceItem) {
+	win := c.cfg.EffectiveWindow(c.all.Windows)
+	newSlicer := func() *window.Slicer {
+		s, _ := window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS}) // checked by runSource
+		return s
+	}
+	slicer := newSlicer()
+	var cutter *window.EventCutter
+	if c.cfg.Mode == config.ModeEvents {
+		ev := c.all.Events
+		cutter = window.NewEventCutter(window.EventOptions{Threshold: ev.MotionThreshold, Quiet: ev.Quiet, MaxLength: ev.MaxLength, MinFrames: estimator.MinFrames})
+	}
+	var kept []*window.Event
+	for it := range in {
+		if it.restart {
+			slicer = newSlicer()
+			continue
+		}
+		f := it.frame
+		before := slicer.Dropped
+		w, brk := slicer.Push(f)
+		c.dropped.Add(int64(slicer.Dropped - before))
+		if brk != nil {
+			c.breaks.Add(1)
+			c.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
+		}
+		if cutter != nil {
+			if e := cutter.Push(f, brk != nil); e != nil {
+				c.events.Add(1)
+				kept = append(kept, e)
+				if len(kept) > max(c.all.Events.Keep, c.all.Events.MinEvents) {
+					kept = kept[1:]
+				}
+				c.offer(ctx, eventJob([]*window.Event{e}, true))
+				if len(kept) >= c.all.Events.MinEvents {
+					c.offer(ctx, eventJob(kept, false))
+				}
+			}
+			continue
+		}
+		if w != nil {
+			c.offer(ctx, windowJob(w))
+		}
 	}
 }
 
@@ -300,8 +334,9 @@ func eventJob(evs []*window.Event, single bool) job {
 	return j
 }
 
-// learn estimates each job, certifies it and publishes the outcome.
-func (c *camera) learn(ctx context.Context) {
+// learn estimates each job and certifies it, and hands the outcome to the
+// reporting stage, with the windows skipped since the last job.
+func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	est := c.all.Estimator
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
 		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed)})
@@ -313,73 +348,104 @@ func (c *camera) learn(ctx context.Context) {
 	th := thresholds(c.all.Certify)
 	lastSave := time.Now()
 	defer c.save(learner)
+	skipped := func() {
+		for _, j := range c.takeSkipped() {
+			out <- outcome{job: j, skipped: true}
+		}
+	}
 	defer func() {
 		if ctx.Err() == nil { // the source ended: its last skipped windows
-			c.reportSkipped(ctx)
+			skipped()
 		}
 	}()
 	for j := range c.jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		c.reportSkipped(ctx)
-		// The learner certifies each estimate it considers; the one it
-		// returns is usually the last of them, whose verdict is kept.
-		// The camera's own motion: removed from the frames when measured,
-		// and a latent that follows it is refused (window.CertifyCamera).
-		track, err := c.cameraMotion(ctx, j)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			c.log.Warn("camera motion not measured", "window_start", j.start, "window_end", j.end, "err", err)
-			track = nil
+		skipped()
+		o, ok := c.estimate(ctx, learner, th, j)
+		if !ok {
+			return
 		}
-		var judged *estimator.Result
-		var verdict window.Verdict
-		accept := func(r *estimator.Result) bool {
-			judged, verdict = r, window.CertifyCamera(r, th, track)
-			return verdict.Certified
-		}
-		var o *estimator.Outcome
-		c.dash.setTraining(true)
-		if j.single {
-			// A lone event never certifies by itself (Thm. 4.5 needs three);
-			// it is fitted with the camera's encoder for its diagnostic only.
-			o, err = c.fitAlone(ctx, j)
-		} else {
-			o, err = learner.Window(ctx, j.clips, accept)
-		}
-		c.dash.setTraining(false)
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", err)
-			c.publishDiag(ctx, j, "error", []string{err.Error()}, nil, nil)
-			continue
-		}
-		if o.Diverged {
-			c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
-		}
-		v := verdict
-		if o.Result != judged {
-			v = window.CertifyCamera(o.Result, th, track)
-		}
-		c.trainTime.Observe(o.TrainTime.Seconds())
-		info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
-			TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
-		c.mu.Lock()
-		c.verdict[string(v.Status)]++
-		c.encoder = info
-		c.mu.Unlock()
-		c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.Result, &info, v)
-		if v.Certified && !j.single {
-			c.publishEstimate(ctx, j, o.Result, info, v)
-		}
+		out <- o
 		if time.Since(lastSave) >= est.CheckpointEvery && learner.Ready() {
 			c.save(learner)
 			lastSave = time.Now()
+		}
+	}
+}
+
+// estimate fits one job with the camera's learner and certifies it; ok is
+// false when the camera was stopped meanwhile.
+func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
+	// The camera's own motion: removed from the frames when measured, and
+	// a latent that follows it is refused (window.CertifyCamera).
+	track, err := c.cameraMotion(ctx, j)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{}, false
+		}
+		c.log.Warn("camera motion not measured", "window_start", j.start, "window_end", j.end, "err", err)
+		track = nil
+	}
+	// The learner certifies each estimate it considers; each is judged
+	// once, and the one it returns is usually the last of them.
+	judged := map[*estimator.Result]window.Verdict{}
+	certify := func(r *estimator.Result) window.Verdict {
+		v, ok := judged[r]
+		if !ok {
+			v = window.CertifyCamera(r, th, track)
+			judged[r] = v
+		}
+		return v
+	}
+	var o *estimator.Outcome
+	c.dash.setTraining(true)
+	if j.single {
+		// A lone event never certifies by itself (Thm. 4.5 needs three);
+		// it is fitted with the camera's encoder for its diagnostic only.
+		o, err = c.fitAlone(ctx, j)
+	} else {
+		o, err = learner.Window(ctx, j.clips, func(r *estimator.Result) bool { return certify(r).Certified })
+	}
+	c.dash.setTraining(false)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcome{}, false
+		}
+		return outcome{job: j, err: err}, true
+	}
+	if o.Diverged {
+		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
+	}
+	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
+		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
+	return outcome{job: j, res: o.Result, verdict: certify(o.Result), info: info, train: o.TrainTime}, true
+}
+
+// report publishes each outcome — a diagnostic for every window, the
+// estimate and any alert for a certified one — until the learning stage
+// closes its output.
+func (c *camera) report(ctx context.Context, in <-chan outcome) {
+	for o := range in {
+		j := o.job
+		switch {
+		case o.skipped:
+			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
+		case o.err != nil:
+			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", o.err)
+			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil)
+		default:
+			v := o.verdict
+			c.trainTime.Observe(o.train.Seconds())
+			c.mu.Lock()
+			c.verdict[string(v.Status)]++
+			c.encoder = o.info
+			c.mu.Unlock()
+			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, v)
+			if v.Certified && !j.single {
+				c.publishEstimate(ctx, j, o.res, o.info, v)
+			}
 		}
 	}
 }

@@ -58,8 +58,8 @@ func (noObserver) Observe(float64) {}
 // default synthetic pendulum, rendered as fast as it can be (so that the
 // learner falls behind and windows are skipped), publishes certified
 // estimates within the accuracy bar, a diagnostic for every window it
-// estimated or skipped (reported by the learning goroutine, not the frame
-// path), and its status when it stops.
+// estimated or skipped (reported by the reporting stage, not from the
+// frame path), and its status when it stops.
 func TestPipelineInMemoryPublisher(t *testing.T) {
 	cfg := testConfig()
 	cc := cfg.Cameras[0]
