@@ -121,6 +121,9 @@ func TestDashboardBrowser(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	if raceEnabled {
+		t.Skip("real-time cameras: under the race detector the estimator falls behind them and the page's windows are skipped (the run without -race tests it)")
+	}
 	if testing.Short() {
 		t.Skip("runs the daemon and a browser")
 	}
