@@ -25,24 +25,6 @@ func keysWeights(x float64) (w [4]float64, i0 int) {
 	return w, int(f)
 }
 
-// sample returns the cubic interpolation of the w×h image f at (x, y),
-// pixel centres at integers, with the border pixels repeated outside.
-func sample(f []float64, w, h int, x, y float64) float64 {
-	wx, ix := keysWeights(x)
-	wy, iy := keysWeights(y)
-	var s float64
-	for j := range 4 {
-		yy := min(max(iy-1+j, 0), h-1)
-		row := f[yy*w : (yy+1)*w]
-		var r float64
-		for i := range 4 {
-			r += wx[i] * row[min(max(ix-1+i, 0), w-1)]
-		}
-		s += wy[j] * r
-	}
-	return s
-}
-
 // Undo returns the w×h frame f moved back by d: out(x, y) = f(x + d.X,
 // y + d.Y), cubic interpolation, the border repeated where the shift
 // exposes it. A frame that shows a scene moved by d comes back to where

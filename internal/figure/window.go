@@ -6,8 +6,6 @@
 package figure
 
 import (
-	"math"
-
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
 )
@@ -64,5 +62,3 @@ func FromResult(title string, r *estimator.Result, v window.Verdict) Window {
 	}
 	return w
 }
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
