@@ -3,31 +3,18 @@ package window
 import (
 	"math"
 	"testing"
-
-	"github.com/physd/physd/estimator"
 )
 
-// impulseOf fits z as estimator.Fit does and tests it for an impulse.
+// impulseOf fits z as estimator.Fit does (resultOf) and tests it for an
+// impulse.
 func impulseOf(t *testing.T, z []float64, dt float64) Impulse {
 	t.Helper()
-	lat := [][]float64{z}
-	f, err := estimator.FitODE(lat, dt, estimator.SharedOffset)
+	r := resultOf(t, z, dt, [2][2]float64{})
+	tr, err := NewTrace(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g1, g0, err := estimator.Exact(f.Gamma1, f.Gamma0, dt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tf, err := estimator.FitTrajectory(lat, dt, g1, g0, estimator.SharedOffset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mo, err := tf.Motion(dt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testImpulse(tf, newFittedTrace(lat, dt, tf.Resid, mo, tf.Gamma0))
+	return testImpulse(r.Trajectory, tr)
 }
 
 // A push mid-window (the velocity jumps) is an impulse; a dropped frame
