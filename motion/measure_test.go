@@ -22,7 +22,7 @@ func gray(g *image.Gray) []float64 {
 
 // pendulum renders the dev scene of the paper's stress test: an
 // underdamped pendulum, 1.5π s at 20 fps, with a nuisance.
-func pendulum(t *testing.T, n sim.Nuisance, seed int64) [][]float64 {
+func pendulum(t testing.TB, n sim.Nuisance, seed int64) [][]float64 {
 	t.Helper()
 	s := sim.Scene{System: sim.SystemPendulum, Gamma1: 0.08, Gamma0: 4.0016, Z0: 50, Duration: 1.5 * math.Pi, Seed: seed, Nuisance: n}
 	fr, _, err := sim.Render(context.Background(), s)
@@ -199,15 +199,7 @@ func TestMeasureInvalid(t *testing.T) {
 // BenchmarkMeasureWindow is one daemon window's camera-motion test: the
 // synthetic camera's 1.5π s of a clean pendulum at 20 fps, 64×64.
 func BenchmarkMeasureWindow(b *testing.B) {
-	s := sim.Scene{System: sim.SystemPendulum, Gamma1: 0.08, Gamma0: 4.0016, Z0: 50, Duration: 1.5 * math.Pi, Seed: 1}
-	fr, _, err := sim.Render(context.Background(), s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	frames := make([][]float64, len(fr))
-	for i, f := range fr {
-		frames[i] = gray(f)
-	}
+	frames := pendulum(b, sim.Nuisance{}, 1)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Measure(context.Background(), [][][]float64{frames}, 64, 64, Options{}); err != nil {

@@ -16,10 +16,6 @@ const (
 	referenceOff  = "off"
 )
 
-// maxReferenceSide caps the side of the reference patches kept in memory:
-// a larger region is read resized to this square.
-const maxReferenceSide = 128
-
 // cameraChoice is what --reference asked for: measure the camera's motion
 // from the frames themselves (auto, the default), on a region of the raw
 // frames that should stay still, or not at all.
@@ -42,13 +38,32 @@ func parseCameraChoice(s string) (cameraChoice, error) {
 	return cameraChoice{region: r}, nil
 }
 
-// removeCameraMotion measures the camera's own motion over the clips and,
-// when it was detected, moves the clips' frames back by it (in place). The
-// frames were read from paths with the options fo, cropped to roi (zero:
-// the whole srcW×srcH frame). A reference region is read again from the
-// same segment of each video, before the crop. It returns the track for
-// the certificate, nil with --reference off.
-func removeCameraMotion(ctx context.Context, choice cameraChoice, paths []string, clips []estimator.Clip, roi stream.ROI, srcW, srcH int, fo stream.FileOptions) (*motion.Track, error) {
+// refPatches are the reference region's patches of every video, per video
+// and frame, as the frames' preprocessing cut them (Frame.Ref).
+type refPatches struct {
+	patches [][][]float64
+	w, h    int
+}
+
+// add keeps one video's patches, if its frames carry any.
+func (r *refPatches) add(frames []stream.Frame) {
+	if len(frames) == 0 || frames[0].Ref == nil {
+		return
+	}
+	r.w, r.h = frames[0].RefW, frames[0].RefH
+	p := make([][]float64, len(frames))
+	for i, f := range frames {
+		p[i] = f.Ref
+	}
+	r.patches = append(r.patches, p)
+}
+
+// removeCameraMotion measures the camera's own motion over the clips —
+// from their frames, or on the reference region's patches refs — and,
+// when it was detected, moves the clips' frames back by it (in place).
+// The frames were cropped to roi (zero: the whole srcW×srcH frame). It
+// returns the track for the certificate, nil with --reference off.
+func removeCameraMotion(ctx context.Context, choice cameraChoice, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
 	if choice.off || len(clips) == 0 {
 		return nil, nil
 	}
@@ -56,7 +71,7 @@ func removeCameraMotion(ctx context.Context, choice cameraChoice, paths []string
 	var err error
 	if choice.region.IsZero() {
 		t, err = motion.MeasureClips(ctx, clips)
-	} else if t, err = measureReference(ctx, choice.region, paths, clips, roi, srcW, srcH, fo); err == nil {
+	} else if t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH); err == nil {
 		err = t.StabilizeClips(clips)
 	}
 	if err != nil {
@@ -65,37 +80,21 @@ func removeCameraMotion(ctx context.Context, choice cameraChoice, paths []string
 	return t, nil
 }
 
-// measureReference reads the reference region ref from each video (the
-// same segment, frame for frame) and measures the camera's motion on it.
-func measureReference(ctx context.Context, ref stream.ROI, paths []string, clips []estimator.Clip, roi stream.ROI, srcW, srcH int, fo stream.FileOptions) (*motion.Track, error) {
+// measureReference measures the camera's motion on the reference region
+// ref's patches.
+func measureReference(ctx context.Context, ref stream.ROI, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
 	if roi.IsZero() {
 		roi = stream.ROI{W: srcW, H: srcH}
 	}
 	if roi.W <= 0 || roi.H <= 0 {
 		return nil, fmt.Errorf("--reference: the video's frame size is unknown")
 	}
-	side := 0 // keep the region's own size
-	pw, ph := ref.W, ref.H
-	if max(ref.W, ref.H) > maxReferenceSide {
-		side, pw, ph = maxReferenceSide, maxReferenceSide, maxReferenceSide
-	}
-	fo.Preprocess = stream.Preprocess{ROI: ref, Size: side}
-	patches := make([][][]float64, len(paths))
-	for i, path := range paths {
-		got, _, err := stream.ReadFile(ctx, path, fo)
-		if err != nil {
-			return nil, fmt.Errorf("--reference %d,%d,%d,%d: %w", ref.X, ref.Y, ref.W, ref.H, err)
-		}
-		if len(got) != len(clips[i].Frames) {
-			return nil, fmt.Errorf("--reference: %s gave %d frames of the region, %d of the video", path, len(got), len(clips[i].Frames))
-		}
-		for _, f := range got {
-			patches[i] = append(patches[i], f.Pix)
-		}
+	if len(refs.patches) != len(clips) {
+		return nil, fmt.Errorf("--reference: patches of %d videos for %d clips", len(refs.patches), len(clips))
 	}
 	// Patch pixels → source pixels → the estimator's frame pixels.
-	scale := motion.ReferenceScale(ref.W, ref.H, pw, ph, roi.W, roi.H, clips[0].W, clips[0].H)
-	t, err := motion.MeasureReference(ctx, patches, pw, ph, scale)
+	scale := motion.ReferenceScale(ref.W, ref.H, refs.w, refs.h, roi.W, roi.H, clips[0].W, clips[0].H)
+	t, err := motion.MeasureReference(ctx, refs.patches, refs.w, refs.h, scale)
 	if err != nil {
 		return nil, fmt.Errorf("--reference %d,%d,%d,%d: %w", ref.X, ref.Y, ref.W, ref.H, err)
 	}

@@ -142,8 +142,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.ROI = roiRep
 	thumb := &stream.Thumbnailer{Interval: 1000 * time.Hour} // the segment's first frame
 	var clips []estimator.Clip
+	var refs refPatches // the --reference region's patches, read with the frames
 	for i, path := range paths {
 		vpre := pre
+		vpre.Reference = camSel.region
 		if i == 0 {
 			vpre.Thumb = thumb
 		} else { // one frame size for all: videos of another shape are resized to the first's
@@ -172,6 +174,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			roiRep.noteFrames(frames[0], pre)
 		}
 		clips = append(clips, window.ClipOf(frames, 1/tm.FPS))
+		refs.add(frames)
 		rep.Videos = append(rep.Videos, videoReport{Path: path, Frames: len(frames), FPS: tm.FPS, Assumed: tm.Assumed})
 	}
 	if len(clips) > 1 {
@@ -196,8 +199,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		debug.SetMemoryLimit(16<<20 + 4*8*px)
 	}
-	track, err := removeCameraMotion(ctx, camSel, paths, clips, pre.ROI, roiRep.SrcW, roiRep.SrcH,
-		stream.FileOptions{FPS: *fps, From: from, To: to})
+	track, err := removeCameraMotion(ctx, camSel, clips, refs, pre.ROI, roiRep.SrcW, roiRep.SrcH)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
