@@ -309,14 +309,11 @@ func windowJob(w *window.Window) job {
 
 // addRefs adds the reference patches of a clip's frames, if they have any.
 func (j *job) addRefs(frames []stream.Frame) {
-	if len(frames) == 0 || frames[0].Ref == nil {
+	p, w, h := window.Refs(frames)
+	if p == nil {
 		return
 	}
-	j.refW, j.refH, j.srcW, j.srcH = frames[0].RefW, frames[0].RefH, frames[0].SrcW, frames[0].SrcH
-	p := make([][]float64, len(frames))
-	for i, f := range frames {
-		p[i] = f.Ref
-	}
+	j.refW, j.refH, j.srcW, j.srcH = w, h, frames[0].SrcW, frames[0].SrcH
 	j.refs = append(j.refs, p)
 }
 

@@ -22,6 +22,19 @@ func ClipOf(frames []stream.Frame, dt float64) estimator.Clip {
 	return c
 }
 
+// Refs are the frames' reference patches (stream.Frame.Ref) and their
+// size, for measuring the camera's motion; nil when they carry none.
+func Refs(frames []stream.Frame) (patches [][]float64, w, h int) {
+	if len(frames) == 0 || frames[0].Ref == nil {
+		return nil, 0, 0
+	}
+	patches = make([][]float64, len(frames))
+	for i, f := range frames {
+		patches[i] = f.Ref
+	}
+	return patches, frames[0].RefW, frames[0].RefH
+}
+
 // Clip is the window as the estimator's clip.
 func (w Window) Clip() estimator.Clip { return ClipOf(w.Frames, w.Dt) }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
 )
 
 // The --reference choices besides a region.
@@ -47,15 +48,9 @@ type refPatches struct {
 
 // add keeps one video's patches, if its frames carry any.
 func (r *refPatches) add(frames []stream.Frame) {
-	if len(frames) == 0 || frames[0].Ref == nil {
-		return
+	if p, w, h := window.Refs(frames); p != nil {
+		r.patches, r.w, r.h = append(r.patches, p), w, h
 	}
-	r.w, r.h = frames[0].RefW, frames[0].RefH
-	p := make([][]float64, len(frames))
-	for i, f := range frames {
-		p[i] = f.Ref
-	}
-	r.patches = append(r.patches, p)
 }
 
 // removeCameraMotion measures the camera's own motion over the clips —
