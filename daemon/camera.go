@@ -18,6 +18,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -417,7 +418,13 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
-	return outcome{job: j, res: o.Result, verdict: certify(o.Result), info: info, train: o.TrainTime}, true
+	if j.single {
+		return outcome{job: j, res: o.Result, verdict: certify(o.Result), info: info, train: o.TrainTime}, true
+	}
+	// The encoder's own verdict decided whether its training was kept; the
+	// report weighs it against the objects tracked through the same frames.
+	res, v := tracker.Weigh(ctx, j.clips, o.Result, c.preset, th, track, c.log)
+	return outcome{job: j, res: res, verdict: v, info: info, train: o.TrainTime}, true
 }
 
 // report publishes each outcome — a diagnostic for every window, the

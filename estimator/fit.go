@@ -40,8 +40,11 @@ type Options struct {
 
 // Result is an estimate of (γ1, γ0) with what it rests on.
 type Result struct {
-	Gamma1 float64 `json:"gamma1"`
-	Gamma0 float64 `json:"gamma0"`
+	// Readout names where the latents came from: ReadoutEncoder for
+	// Fit's, or what FitLatents was told (an object's tracked position).
+	Readout string  `json:"readout"`
+	Gamma1  float64 `json:"gamma1"`
+	Gamma0  float64 `json:"gamma0"`
 	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of
 	// (γ1, γ0). With an output-error fit it is measured by a bootstrap of
 	// that fit and a jackknife of the readout (see Uncertainty);
@@ -80,6 +83,10 @@ type Result struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Encoder  Encoder       `json:"-"`
 }
+
+// ReadoutEncoder is Result.Readout for Fit's latents: the learned
+// encoder's.
+const ReadoutEncoder = "encoder"
 
 // Fit learns the encoder and (γ1, γ0) from clips that share the physics
 // (one clip: Eq. loss-total; several: Eq. loss-total-multi) and returns the
@@ -240,50 +247,65 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
 	}
 	loss, _, _ = Objective(lat, dt, coef, p.Loss)
-	r := &Result{Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f, Exposure: expo,
+	r := &Result{Readout: ReadoutEncoder, Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f, Exposure: expo,
 		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Reverted: reverted, Encoder: net}
 	for _, c := range clips {
 		r.Frames = append(r.Frames, c.Frames)
 	}
 	if p.Exact {
-		g1, g0, err := Exact(coef.Gamma1, coef.Gamma0, dt)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %w: %w", ErrNoContinuousModel, err)
+		lens := make([]int, len(clips))
+		for m := range clips {
+			lens[m] = bounds[m+1] - bounds[m]
 		}
-		cov, err := exactCov(coef.Gamma1, coef.Gamma0, dt, f.Cov)
-		if err != nil {
-			return nil, fmt.Errorf("fit: %w: %w", ErrNoContinuousModel, err)
-		}
-		r.Gamma1, r.Gamma0, r.Cov, r.StencilCov = g1, g0, cov, cov
-		// The output-error fit from there is the estimate: it weighs
-		// pixel noise once, not through a second difference.
-		tf, err := FitTrajectory(lat, dt, g1, g0, p.Loss.Offset)
-		if err == nil && tf.Gamma0 > 0 {
-			r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
-			// Its σ is measured, not taken from a formula: neither its
-			// own sandwich (it sees neither the readout chosen on these
-			// frames nor the noise the fit absorbs; on the paper's cells
-			// it covered the truth within 2σ in 54–68 % of fits) nor the
-			// stencil's (tens of times too large on video).
-			lens := make([]int, len(clips))
-			for m := range clips {
-				lens[m] = bounds[m+1] - bounds[m]
-			}
-			if err := measureUncertainty(ctx, r, net, all, lens, p, f); err != nil {
-				return nil, fmt.Errorf("fit: uncertainty: %w", err)
-			}
-		} else {
-			r.Uncertainty = &Uncertainty{Source: "stencil", Note: "no output-error fit",
-				StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
+		if err := r.fitExact(ctx, net, all, lens, p); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
 		}
 	} else {
 		r.StencilCov = f.Cov
 	}
+	r.finish(start)
+	return r, nil
+}
+
+// fitExact maps the stencil's coefficients to continuous time (Exact) and
+// reads the estimate from the output-error fit started there: it weighs
+// pixel noise once, not through a second difference. Its σ is measured,
+// not taken from a formula: neither its own sandwich (it sees neither the
+// readout chosen on these frames nor the noise the fit absorbs; on the
+// paper's cells it covered the truth within 2σ in 54–68 % of fits) nor
+// the stencil's (tens of times too large on video). net, all and lens
+// are the encoder, its frames and the clips' lengths, for the readout's
+// jackknife; a nil net has no readout to measure.
+func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset) error {
+	f := r.Stencil
+	g1, g0, err := Exact(r.Gamma1, r.Gamma0, r.Dt)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoContinuousModel, err)
+	}
+	cov, err := exactCov(r.Gamma1, r.Gamma0, r.Dt, f.Cov)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoContinuousModel, err)
+	}
+	r.Gamma1, r.Gamma0, r.Cov, r.StencilCov = g1, g0, cov, cov
+	tf, err := FitTrajectory(r.Latents, r.Dt, g1, g0, p.Loss.Offset)
+	if err != nil || !(tf.Gamma0 > 0) {
+		r.Uncertainty = &Uncertainty{Source: "stencil", Note: "no output-error fit",
+			StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
+		return nil
+	}
+	r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
+	if err := measureUncertainty(ctx, r, net, all, lens, p, f); err != nil {
+		return fmt.Errorf("uncertainty: %w", err)
+	}
+	return nil
+}
+
+// finish sets the reported σ and physics from r.Cov and the wall time.
+func (r *Result) finish(start time.Time) {
 	r.Sigma1 = math.Sqrt(math.Max(0, r.Cov[0][0]))
 	r.Sigma0 = math.Sqrt(math.Max(0, r.Cov[1][1]))
 	r.Physics = Derive(r.Gamma1, r.Gamma0, r.Cov)
 	r.Elapsed = time.Since(start)
-	return r, nil
 }
 
 // outputError is the relative residual of the output-error fit of the

@@ -98,8 +98,15 @@ func (p pair) weight() float64 {
 // and is left alone.
 func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*Track, error) {
 	opt = opt.withDefaults()
-	if err := validate(clips, w, h); err != nil {
+	if err := validateFrames(clips, w, h); err != nil {
 		return nil, err
+	}
+	if w < minSide || h < minSide {
+		// A region this small (a small object in a small video, cropped
+		// at its own resolution) holds too few pixels to register: no
+		// evidence of motion, and no reason to refuse the frames.
+		t := &Track{Source: SourceAuto, Note: fmt.Sprintf("frames of %d×%d are below %d×%d: camera motion not measured", w, h, minSide, minSide)}
+		return noMotion(t, clips), nil
 	}
 	n := 0
 	for _, fs := range clips {
@@ -287,6 +294,15 @@ func parallel(ctx context.Context, workers, n int, fn func(worker, i int)) error
 func validate(clips [][][]float64, w, h int) error {
 	if w < minSide || h < minSide {
 		return fmt.Errorf("motion: frame size %d×%d is below %d×%d: %w", w, h, minSide, minSide, ErrInvalid)
+	}
+	return validateFrames(clips, w, h)
+}
+
+// validateFrames checks that there are frames, each w×h (positive) and
+// finite.
+func validateFrames(clips [][][]float64, w, h int) error {
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("motion: frame size %d×%d: %w", w, h, ErrInvalid)
 	}
 	if len(clips) == 0 {
 		return fmt.Errorf("motion: no clips: %w", ErrInvalid)

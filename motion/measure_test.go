@@ -191,8 +191,13 @@ func TestMeasureInvalid(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
-	if _, err := Measure(context.Background(), [][][]float64{{make([]float64, 16)}}, 4, 4, Options{}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("4×4: %v", err)
+	// Frames too small to register are not an error: nothing measured.
+	tr, err := Measure(context.Background(), [][][]float64{{make([]float64, 16), make([]float64, 16)}}, 4, 4, Options{})
+	if err != nil || tr.Detected || len(tr.Shifts) != 1 || len(tr.Shifts[0]) != 2 || tr.Note == "" {
+		t.Errorf("4×4: %+v, %v", tr, err)
+	}
+	if _, err := Measure(context.Background(), [][][]float64{{make([]float64, 16)}}, 0, 16, Options{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("0×16: %v", err)
 	}
 }
 

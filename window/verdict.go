@@ -97,6 +97,10 @@ type Verdict struct {
 	// Camera is the test of the camera's own motion (CertifyCamera); nil
 	// when it was not measured.
 	Camera *CameraCheck `json:"camera,omitempty"`
+	// Readout names the latent certified (estimator.Result.Readout);
+	// Alternatives are the other candidates Choose weighed.
+	Readout      string        `json:"readout,omitempty"`
+	Alternatives []Alternative `json:"alternatives,omitempty"`
 }
 
 // Certify decides whether an estimate is the unique answer its window
@@ -115,6 +119,9 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdict {
 	th = th.withDefaults()
 	var v Verdict
+	if r != nil {
+		v.Readout = r.Readout
+	}
 	if r == nil || r.Stencil == nil {
 		v.Status = NotCertified
 		v.Reasons = []string{"no estimate"}

@@ -24,6 +24,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -184,7 +185,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	if err != nil {
 		return outcome{err: err, verdict: window.NotCertified}
 	}
-	v := window.CertifyCamera(r, window.Thresholds{}, track)
+	r, v := tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, nil)
 	if plot != "" {
 		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {
 			return outcome{err: err}

@@ -18,6 +18,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -213,7 +214,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
-	v := window.CertifyCamera(res, window.Thresholds{}, track)
+	res, v := tracker.Weigh(ctx, clips, res, p, window.Thresholds{}, track, log)
 	rep.Exposure = res.Exposure
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
@@ -267,6 +268,13 @@ func printSummary(w io.Writer, r estimateReport) {
 	}
 	if r.ROI != nil {
 		fmt.Fprintf(w, "region    %s\n", r.ROI.summary())
+	}
+	if d := r.Diagnostics; d.Readout != "" {
+		fmt.Fprintf(w, "readout   %s", d.Readout)
+		for _, a := range d.Alternatives {
+			fmt.Fprintf(w, "; weighed against %s (γ0 %.5g, γ1 %.4g, %s)", a.Readout, a.Gamma0, a.Gamma1, a.Verdict)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "γ0        %.5f ± %.5f\n", r.Gamma0, r.Sigma0)
 	fmt.Fprintf(w, "γ1        %.5f ± %.5f\n", r.Gamma1, r.Sigma1)

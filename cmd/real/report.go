@@ -202,15 +202,15 @@ func (rep *report) markdown(s summary) []byte {
 			title = "No ROI (the listed flags without --roi: the automatic region)"
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
-		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | as expected? | region → frames | wall time (s) | reasons |\n")
-		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | as expected? | region → frames | readout (others: γ0 / γ1 verdict) | wall time (s) | reasons |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Runs {
 			if r.Mode != m {
 				continue
 			}
 			c := r.Case
 			if r.Err != "" {
-				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | %s | — | %.1f | %s |\n",
+				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | %s | — | — | %.1f | %s |\n",
 					cell(c.Name), c.Expect, truthCell(c), r.expectedCell(), r.Wall.Seconds(), cell(r.Err))
 				continue
 			}
@@ -219,9 +219,9 @@ func (rep *report) markdown(s summary) []byte {
 			if c.HasGamma0() {
 				g0err = fmt.Sprintf("%+.2f %%", 100*(e.Gamma0-c.Gamma0)/c.Gamma0)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %s | %.1f | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %s | %s | %.1f | %s |\n",
 				cell(c.Name), c.Expect, truthCell(c), e.Gamma0, e.Sigma0, e.Gamma1, e.Sigma1, g0err,
-				e.Zeta, cell(e.Regime), cell(e.Verdict), r.expectedCell(), cell(e.regionCell()), r.Wall.Seconds(), reasonsCell(e.Reasons))
+				e.Zeta, cell(e.Regime), cell(e.Verdict), r.expectedCell(), cell(e.regionCell()), cell(e.readoutCell()), r.Wall.Seconds(), reasonsCell(e.Reasons))
 		}
 		fmt.Fprintln(&b)
 		fmt.Fprintf(&b, "Arguments after `physd estimate --json --plot FIGURE`:\n\n")

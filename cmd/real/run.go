@@ -55,6 +55,17 @@ type estimate struct {
 		Frames int     `json:"frames"`
 		FPS    float64 `json:"fps"`
 	} `json:"videos"`
+	// Diagnostics.Readout names the latent reported and the other
+	// candidates weighed (absent from older physd).
+	Diagnostics struct {
+		Readout      string `json:"readout"`
+		Alternatives []struct {
+			Readout string  `json:"readout"`
+			Gamma0  float64 `json:"gamma0"`
+			Gamma1  float64 `json:"gamma1"`
+			Verdict string  `json:"verdict"`
+		} `json:"alternatives"`
+	} `json:"diagnostics"`
 	// ROI is the region the estimator saw (absent from older physd).
 	ROI *struct {
 		Mode   string `json:"mode"`
@@ -214,4 +225,18 @@ func gitDescribe(ctx context.Context) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// readoutCell names the latent a run reported and the candidates it was
+// weighed against, each with its answer and verdict.
+func (e *estimate) readoutCell() string {
+	d := e.Diagnostics
+	if d.Readout == "" {
+		return "—"
+	}
+	s := d.Readout
+	for _, a := range d.Alternatives {
+		s += fmt.Sprintf("; %s: %.4g / %.3g %s", a.Readout, a.Gamma0, a.Gamma1, a.Verdict)
+	}
+	return s
 }

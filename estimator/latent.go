@@ -1,0 +1,48 @@
+package estimator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// FitLatents fits the ODE to latents that came from elsewhere than an
+// encoder — an object's tracked position, say — exactly as Fit fits its
+// encoder's final latents: the stencil's least squares, the exact AR(2)
+// map with an Exact preset, the output-error fit, and its bootstrap σ.
+// There is no readout chosen on the frames, so nothing is added for one.
+// frames are the clips' frames the latents describe (kept, not copied,
+// for the certificate's revisit test); name says where the latents came
+// from (Result.Readout).
+func FitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]float64, dt float64, p Preset) (*Result, error) {
+	start := time.Now()
+	if len(lat) == 0 || len(lat) != len(frames) {
+		return nil, fmt.Errorf("fit latents %s: %d latent clips for %d frame clips: %w", name, len(lat), len(frames), ErrInvalidClip)
+	}
+	for m := range lat {
+		if len(lat[m]) != len(frames[m]) || len(lat[m]) < MinFrames {
+			return nil, fmt.Errorf("fit latents %s: clip %d has %d latents for %d frames (need ≥ %d): %w", name, m, len(lat[m]), len(frames[m]), MinFrames, ErrInvalidClip)
+		}
+	}
+	if !(dt > 0) || math.IsInf(dt, 0) {
+		return nil, fmt.Errorf("fit latents %s: time step %g: %w", name, dt, ErrInvalidClip)
+	}
+	if err := checkFinite(lat); err != nil {
+		return nil, fmt.Errorf("fit latents %s: %w", name, err)
+	}
+	f, err := FitODE(lat, dt, p.Loss.Offset)
+	if err != nil {
+		return nil, fmt.Errorf("fit latents %s: %w", name, err)
+	}
+	loss, _, _ := Objective(lat, dt, Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}, p.Loss)
+	r := &Result{Readout: name, Gamma1: f.Gamma1, Gamma0: f.Gamma0, Cov: f.Cov, StencilCov: f.Cov,
+		Stencil: f, Latents: lat, Frames: frames, Dt: dt, Loss: loss}
+	if p.Exact {
+		if err := r.fitExact(ctx, nil, nil, nil, p); err != nil {
+			return nil, fmt.Errorf("fit latents %s: %w", name, err)
+		}
+	}
+	r.finish(start)
+	return r, nil
+}

@@ -1,0 +1,116 @@
+package tracker
+
+import "math"
+
+// template is a patch of the first frame, mean removed, with its norm.
+type template struct {
+	w, h int
+	v    []float64 // centred values, row-major
+	norm float64   // ‖v‖
+}
+
+// newTemplate cuts b out of frame f (row stride fw); nil if the patch is
+// flat.
+func newTemplate(f []float64, fw int, b Box) *template {
+	t := &template{w: b.W, h: b.H, v: make([]float64, b.W*b.H)}
+	var mean float64
+	for y := range b.H {
+		for x := range b.W {
+			v := f[(b.Y+y)*fw+b.X+x]
+			t.v[y*b.W+x] = v
+			mean += v
+		}
+	}
+	mean /= float64(len(t.v))
+	var s2 float64
+	for i := range t.v {
+		t.v[i] -= mean
+		s2 += t.v[i] * t.v[i]
+	}
+	if !(s2 > 1e-12) {
+		return nil
+	}
+	t.norm = math.Sqrt(s2)
+	return t
+}
+
+// ncc is the normalised cross-correlation of the template with the patch
+// of f (w wide) whose top-left corner is (x, y):
+//
+//	ρ = Σ v_i p_i / (‖v‖ √(Σ p_i² − (Σ p_i)²/n)),
+//
+// v centred, so the patch's mean drops out of the numerator; gain and
+// offset changes of the patch leave ρ unchanged.
+func (t *template) ncc(f []float64, w, x, y int) float64 {
+	var sp, sp2, svp float64
+	for r := range t.h {
+		row := f[(y+r)*w+x : (y+r)*w+x+t.w]
+		tv := t.v[r*t.w : (r+1)*t.w]
+		for i, p := range row {
+			sp += p
+			sp2 += p * p
+			svp += tv[i] * p
+		}
+	}
+	n := float64(len(t.v))
+	v := sp2 - sp*sp/n
+	if !(v > 1e-12) {
+		return 0
+	}
+	return svp / (t.norm * math.Sqrt(v))
+}
+
+// search finds the best match within r pixels of (x0, y0), widening the
+// search (up to four times) while the best lies on its border, and
+// refines it to a fraction of a pixel by a parabola through the scores
+// either side in x and in y. It returns the position and its score.
+func (t *template) search(f []float64, w, h, x0, y0, r int) (Point, float64) {
+	bx, by, best := x0, y0, math.Inf(-1)
+	for range 4 {
+		onEdge := false
+		for y := max(0, y0-r); y <= min(h-t.h, y0+r); y++ {
+			for x := max(0, x0-r); x <= min(w-t.w, x0+r); x++ {
+				if s := t.ncc(f, w, x, y); s > best {
+					bx, by, best = x, y, s
+				}
+			}
+		}
+		onEdge = (bx == x0-r && bx > 0) || (bx == x0+r && bx < w-t.w) ||
+			(by == y0-r && by > 0) || (by == y0+r && by < h-t.h)
+		if !onEdge {
+			break
+		}
+		x0, y0, r = bx, by, 2*r
+	}
+	p := Point{float64(bx), float64(by)}
+	if bx > 0 && bx < w-t.w {
+		p.X += vertex(t.ncc(f, w, bx-1, by), best, t.ncc(f, w, bx+1, by))
+	}
+	if by > 0 && by < h-t.h {
+		p.Y += vertex(t.ncc(f, w, bx, by-1), best, t.ncc(f, w, bx, by+1))
+	}
+	return p, best
+}
+
+// vertex is the offset of the vertex of the parabola through (−1, a),
+// (0, b), (1, c), within ±½.
+func vertex(a, b, c float64) float64 {
+	d := a - 2*b + c
+	if !(d < 0) {
+		return 0
+	}
+	return math.Max(-0.5, math.Min(0.5, (a-c)/(2*d)))
+}
+
+// bestAnywhere is the top-left corner of the best match in all of f.
+func (t *template) bestAnywhere(f []float64, w, h int) (int, int) {
+	bx, by, best := 0, 0, math.Inf(-1)
+	for y := 0; y <= h-t.h; y++ {
+		for x := 0; x <= w-t.w; x++ {
+			if s := t.ncc(f, w, x, y); s > best {
+				bx, by, best = x, y, s
+			}
+		}
+	}
+	return bx, by
+}

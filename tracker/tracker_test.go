@@ -1,0 +1,140 @@
+package tracker
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/physd/physd/estimator"
+)
+
+// scene draws a dark disc of radius rad on a textured background, its
+// centre at (cx, y(t)), with Gaussian pixel noise.
+func scene(w, h int, rad, cx float64, ys []float64, noise float64, seed uint64) [][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	bg := make([]float64, w*h)
+	for j := range bg {
+		x, y := float64(j%w), float64(j/w)
+		bg[j] = 0.6 + 0.1*math.Sin(0.7*x)*math.Cos(0.3*y)
+	}
+	frames := make([][]float64, len(ys))
+	for i, cy := range ys {
+		f := make([]float64, w*h)
+		for j := range f {
+			x, y := float64(j%w)+0.5, float64(j/w)+0.5
+			d := math.Hypot(x-cx, y-cy)
+			// Anti-aliased edge: coverage falls over one pixel.
+			cover := math.Max(0, math.Min(1, rad+0.5-d))
+			f[j] = bg[j]*(1-cover) + 0.1*cover + noise*rng.NormFloat64()
+		}
+		frames[i] = f
+	}
+	return frames
+}
+
+// damped is y(t) = y0 + A e^{−γ1 t/2} cos(ω t), ω² = γ0 − γ1²/4.
+func damped(n int, dt, y0, amp, g1, g0 float64) []float64 {
+	w := math.Sqrt(g0 - g1*g1/4)
+	ys := make([]float64, n)
+	for i := range ys {
+		t := float64(i) * dt
+		ys[i] = y0 + amp*math.Exp(-g1*t/2)*math.Cos(w*t)
+	}
+	return ys
+}
+
+// A small object that crosses most of its region — the case a linear
+// readout of pixels bends — is followed with a latent linear in its
+// position, and the ODE fitted to that latent recovers (γ1, γ0).
+func TestFollowSmallObjectFarTravel(t *testing.T) {
+	const w, h, dt = 30, 140, 1.0 / 30
+	g1, g0 := 1.1, 38.0
+	ys := damped(225, dt, 70, 50, g1, g0)
+	frames := scene(w, h, 3, 15, ys, 0.01, 1)
+	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
+	paths, err := Follow(context.Background(), clips, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := paths[0]
+	if math.Abs(p.Axis.Y) < 0.99 {
+		t.Errorf("axis %+v, want vertical", p.Axis)
+	}
+	// Linear in the true position: regress the latent on y.
+	z := p.Latents()[0]
+	var my, mz float64
+	for i := range z {
+		my += ys[i]
+		mz += z[i]
+	}
+	my /= float64(len(z))
+	mz /= float64(len(z))
+	var syy, szz, syz float64
+	for i := range z {
+		syy += (ys[i] - my) * (ys[i] - my)
+		szz += (z[i] - mz) * (z[i] - mz)
+		syz += (ys[i] - my) * (z[i] - mz)
+	}
+	slope := syz / syy
+	resid := math.Sqrt(math.Max(0, szz-syz*syz/syy) / float64(len(z)))
+	if math.Abs(math.Abs(slope)-1) > 0.01 || resid > 0.1 {
+		t.Errorf("latent vs position: slope %.4f (want ±1), rms residual %.3f px (want < 0.1)", slope, resid)
+	}
+	p0, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	r, err := estimator.FitLatents(context.Background(), p.Name(), p.Latents(), [][][]float64{frames}, dt, p0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Gamma0-g0)/g0 > 0.01 || math.Abs(r.Gamma1-g1) > 0.05 {
+		t.Errorf("fit of the tracked latent: γ0 %.3f γ1 %.4f, want %.1f, %.2f", r.Gamma0, r.Gamma1, g0, g1)
+	}
+	if r.Readout != p.Name() || r.Uncertainty == nil || r.Uncertainty.Bootstrap == nil {
+		t.Errorf("readout %q, uncertainty %+v", r.Readout, r.Uncertainty)
+	}
+}
+
+// A second clip finds the object anew wherever it starts.
+func TestFollowSecondClip(t *testing.T) {
+	const w, h, dt = 30, 100, 1.0 / 30
+	a := scene(w, h, 3, 15, damped(90, dt, 50, 30, 0.5, 20), 0.01, 2)
+	b := scene(w, h, 3, 15, damped(90, dt, 50, -20, 0.5, 20), 0.01, 3)
+	clips := []estimator.Clip{{W: w, H: h, Frames: a, Dt: dt}, {W: w, H: h, Frames: b, Dt: dt}}
+	paths, err := Follow(context.Background(), clips, Options{Objects: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := paths[0].Latents()
+	// Clip b starts 50 px from clip a's start, on the other side.
+	if d := math.Abs(z[0][0] - z[1][0]); math.Abs(d-50) > 1 {
+		t.Errorf("clip starts %.2f px apart, want 50", d)
+	}
+}
+
+// Nothing to follow, or a follow that fails, is an error, never a panic.
+func TestFollowErrors(t *testing.T) {
+	const w, h, dt = 20, 20, 0.05
+	still := scene(w, h, 0, 10, make([]float64, 40), 0, 1)
+	if _, err := Follow(context.Background(), []estimator.Clip{{W: w, H: h, Frames: still, Dt: dt}}, Options{}); !errors.Is(err, ErrNoObject) && !errors.Is(err, ErrStill) {
+		t.Errorf("still scene: %v", err)
+	}
+	// The view goes blank halfway (a lens cap, a dropped feed): lost.
+	ys := damped(60, dt, 10, 5, 0.5, 20)
+	fr := scene(w, h, 3, 10, ys, 0.005, 4)
+	for i := 30; i < len(fr); i++ {
+		for j := range fr[i] {
+			fr[i][j] = 0.5
+		}
+	}
+	if _, err := Follow(context.Background(), []estimator.Clip{{W: w, H: h, Frames: fr, Dt: dt}}, Options{}); !errors.Is(err, ErrLost) {
+		t.Errorf("vanishing object: %v", err)
+	}
+	bad := []estimator.Clip{{W: w, H: h, Frames: [][]float64{make([]float64, 5)}, Dt: dt}}
+	if _, err := Follow(context.Background(), bad, Options{}); err == nil {
+		t.Error("short frame accepted")
+	}
+	if _, err := Follow(context.Background(), nil, Options{}); err == nil {
+		t.Error("no clips accepted")
+	}
+}

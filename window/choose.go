@@ -1,0 +1,97 @@
+package window
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/motion"
+)
+
+// Alternative is a candidate readout that was certified or refused
+// alongside the one reported, for the diagnostics.
+type Alternative struct {
+	Readout            string   `json:"readout"`
+	Gamma0             float64  `json:"gamma0"`
+	Gamma1             float64  `json:"gamma1"`
+	Verdict            Status   `json:"verdict"`
+	TrajectoryResidual float64  `json:"trajectory_residual"`
+	Reasons            []string `json:"reasons,omitempty"`
+}
+
+// Choose certifies every candidate readout of one window (CertifyCamera)
+// and returns the index of the one to report with its verdict; the others
+// are listed in Verdict.Alternatives. cands[0] is the method's own (the
+// learned encoder's) and is reported when no candidate is certified.
+//
+// Among certified candidates the one whose latent is closest to its
+// fitted ODE solution (the smallest trajectory residual) is reported —
+// output error, the criterion the estimate itself is read from. But two
+// certified candidates that disagree beyond their uncertainty plus a
+// small tolerance,
+//
+//	|Δγ0| > 2√(σ0a² + σ0b²) + 0.01·γ0   or   |Δγ1| > 2√(σ1a² + σ1b²) + 0.01·√γ0,
+//
+// cannot both describe the one oscillator a certificate speaks for: the
+// scene holds another motion that also fits an ODE, or one readout bends
+// the state. The window is then refused rather than one of them
+// guessed: a wrong answer certified is worse than none.
+func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, Verdict) {
+	if len(cands) == 0 {
+		return 0, CertifyCamera(nil, th, cam)
+	}
+	vs := make([]Verdict, len(cands))
+	var certified []int
+	for i, r := range cands {
+		vs[i] = CertifyCamera(r, th, cam)
+		if vs[i].Certified {
+			certified = append(certified, i)
+		}
+	}
+	pick := 0
+	for _, i := range certified {
+		if pick == 0 && !vs[0].Certified || vs[i].TrajectoryResidual < vs[pick].TrajectoryResidual {
+			pick = i
+		}
+	}
+	v := vs[pick]
+	for _, i := range certified {
+		if i == pick {
+			continue
+		}
+		if d := disagreement(cands[pick], cands[i]); d != "" {
+			v.Status, v.Certified = NotCertified, false
+			v.Reasons = append(v.Reasons, fmt.Sprintf("two readouts certify different answers: %s gives γ0 %.4g, γ1 %.3g and %s gives γ0 %.4g, γ1 %.3g (%s); the scene holds another motion that fits an ODE, or a readout bends the state",
+				name(cands[pick]), cands[pick].Gamma0, cands[pick].Gamma1, name(cands[i]), cands[i].Gamma0, cands[i].Gamma1, d))
+		}
+	}
+	for i, r := range cands {
+		if i == pick {
+			continue
+		}
+		v.Alternatives = append(v.Alternatives, Alternative{Readout: name(r), Gamma0: r.Gamma0, Gamma1: r.Gamma1,
+			Verdict: vs[i].Status, TrajectoryResidual: vs[i].TrajectoryResidual, Reasons: vs[i].Reasons})
+	}
+	return pick, v
+}
+
+func name(r *estimator.Result) string {
+	if r.Readout == "" {
+		return estimator.ReadoutEncoder
+	}
+	return r.Readout
+}
+
+// disagreement says how a and b differ beyond Choose's tolerance, or "".
+func disagreement(a, b *estimator.Result) string {
+	g0 := math.Max(a.Gamma0, b.Gamma0)
+	tol0 := 2*math.Hypot(a.Sigma0, b.Sigma0) + 0.01*g0
+	tol1 := 2*math.Hypot(a.Sigma1, b.Sigma1) + 0.01*math.Sqrt(math.Max(0, g0))
+	switch d0, d1 := math.Abs(a.Gamma0-b.Gamma0), math.Abs(a.Gamma1-b.Gamma1); {
+	case d0 > tol0:
+		return fmt.Sprintf("|Δγ0| %.3g > %.3g", d0, tol0)
+	case d1 > tol1:
+		return fmt.Sprintf("|Δγ1| %.3g > %.3g", d1, tol1)
+	}
+	return ""
+}
