@@ -170,7 +170,9 @@ func follow(clips []estimator.Clip, b Box, opt Options) (Path, error) {
 				}
 				ix, iy = int(math.Round(px)), int(math.Round(py))
 			}
-			r := 3 + int(math.Ceil(math.Hypot(prev.X-prev2.X, prev.Y-prev2.Y)))
+			// The search covers the prediction's error, which grows with
+			// the speed; a best match on the border widens it (search).
+			r := 2 + int(math.Ceil(math.Hypot(prev.X-prev2.X, prev.Y-prev2.Y)/2))
 			q, s := t.search(f, w, h, ix, iy, r)
 			if !(s >= opt.MinScore) {
 				return Path{}, fmt.Errorf("tracker: %v in clip %d frame %d matches at %.2f < %.2f: %w", b, m, i, s, opt.MinScore, ErrLost)
