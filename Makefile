@@ -105,7 +105,8 @@ FUZZTIME ?= 5m
 FUZZMIN  ?= 10s
 FUZZ_TARGETS := ./config:FuzzParse ./daemon:FuzzWHIPRequest ./daemon:FuzzDecodeEstimate \
 	./daemon:FuzzEstimateRoundTrip ./daemon/outbox:FuzzDecodeRecord ./stream:FuzzVideoDecoder \
-	./stream:FuzzPreprocess ./estimator:FuzzFitWindow ./estimator/nn:FuzzLoadParams
+	./stream:FuzzPreprocess ./estimator:FuzzFitWindow ./estimator/nn:FuzzLoadParams \
+	./tracker:FuzzFollow
 #
 # Go 1.26's fuzz coordinator can report "context deadline exceeded" when
 # -fuzztime runs out while a worker is mid-input (go.dev/issue/75804, fixed

@@ -99,6 +99,7 @@ func seeds(f0, bg, act []float64, w, h, n int) []Box {
 		}
 		b := blob(d, w, h, best, 0.4*d[best])
 		b = pad(b, 2, w, h)
+		taken[best] = true // even when the box is capped away from it
 		for y := b.Y; y < b.Y+b.H; y++ {
 			for x := b.X; x < b.X+b.W; x++ {
 				taken[y*w+x] = true

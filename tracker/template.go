@@ -65,6 +65,9 @@ func (t *template) ncc(f []float64, w, x, y int) float64 {
 // refines it to a fraction of a pixel by a parabola through the scores
 // either side in x and in y. It returns the position and its score.
 func (t *template) search(f []float64, w, h, x0, y0, r int) (Point, float64) {
+	// A prediction off the frame (an object leaving it, a wild velocity)
+	// searches from the nearest place the template fits.
+	x0, y0 = min(max(0, x0), w-t.w), min(max(0, y0), h-t.h)
 	bx, by, best := x0, y0, math.Inf(-1)
 	for range 4 {
 		onEdge := false

@@ -138,3 +138,20 @@ func TestFollowErrors(t *testing.T) {
 		t.Error("no clips accepted")
 	}
 }
+
+// A prediction far off the frame searches from the nearest place the
+// template fits: no index leaves the frame.
+func TestSearchOffFrame(t *testing.T) {
+	const w, h = 20, 30
+	f := scene(w, h, 3, 10, []float64{26}, 0, 1)[0]
+	tm := newTemplate(f, w, Box{5, 21, 10, 9})
+	if tm == nil {
+		t.Fatal("flat template")
+	}
+	for _, p := range [][2]int{{-50, -50}, {100, 100}, {5, 1000}, {-3, 21}} {
+		q, s := tm.search(f, w, h, p[0], p[1], 2)
+		if q.X < 0 || q.Y < 0 || q.X > w-10 || q.Y > h-9 || math.IsNaN(s) {
+			t.Errorf("prediction %v: found %+v score %.3f", p, q, s)
+		}
+	}
+}
