@@ -341,6 +341,66 @@ type Camera struct {
 	Mode Mode `yaml:"mode"`
 	// Window overrides the global Windows for this camera.
 	Window WindowOverride `yaml:"window"`
+	// Zones are several watched objects in this camera's picture, each
+	// with its own pipeline (see Zone), so that two cables in one view
+	// cost one decode instead of two cameras on the same stream. Empty:
+	// the camera is one watched object, cropped by ROI. A camera with
+	// zones has no ROI of its own, and its Size, Window, Binarize and Mode
+	// are its zones' defaults (see ZoneCamera).
+	Zones []Zone `yaml:"zones"`
+}
+
+// Zone is one watched object in a camera's picture (a cable, a mount): its
+// own region, windows, encoder, checkpoint, baseline and alerts, fed by the
+// camera's one decoded stream. What a zone leaves zero it takes from its
+// camera; the camera's other settings (source, reference, fps, binarize,
+// mode) apply to all its zones alike. ZoneCamera gives the Camera a zone's
+// pipeline runs as.
+type Zone struct {
+	// Name identifies the zone within its camera (in subjects, logs and
+	// the state directory, after the camera's name): 1 to 64 of A-Z a-z
+	// 0-9 _ -, like a camera name, unique within the camera.
+	Name string `yaml:"name"`
+	// ROI is the zone's crop in source pixels; required (a zone is a part
+	// of the picture, not the whole of it).
+	ROI ROI `yaml:"roi"`
+	// Size is the side the zone's crops are resized to; 0 uses the
+	// camera's size (whose 0 is the preset's).
+	Size int `yaml:"size"`
+	// Window overrides the camera's windows for this zone: a zero field
+	// keeps the camera's value, itself the global one unless overridden.
+	// Objects of different stiffness in one view want different windows.
+	Window WindowOverride `yaml:"window"`
+}
+
+// ZoneCamera returns the Camera z's pipeline runs as: c with z's ROI, z's
+// Size unless 0, z's non-zero Window fields over c's, and no Zones.
+// Everything else (Name, Source, Reference, FPS, Binarize, Mode) is c's, so
+// Config.Effective of the result is everything that decides how the zone
+// is processed. The result shares c's slices (Source.Synthetic.V0).
+func (c Camera) ZoneCamera(z Zone) Camera {
+	zc := c
+	zc.ROI = z.ROI
+	if z.Size != 0 {
+		zc.Size = z.Size
+	}
+	if z.Window.Length != 0 {
+		zc.Window.Length = z.Window.Length
+	}
+	if z.Window.Hop != 0 {
+		zc.Window.Hop = z.Window.Hop
+	}
+	zc.Zones = nil
+	return zc
+}
+
+// Zone returns the camera's zone with the given name, or false.
+func (c Camera) Zone(name string) (Zone, bool) {
+	i := slices.IndexFunc(c.Zones, func(z Zone) bool { return z.Name == name })
+	if i < 0 {
+		return Zone{}, false
+	}
+	return c.Zones[i], true
 }
 
 // ROI is a rectangle in source pixels; the zero value is the whole frame.
@@ -526,7 +586,8 @@ func Default() *Config {
 
 // DefaultCamera returns the defaults every camera entry of a config file
 // starts from: a synthetic underdamped pendulum released from 50° at rest
-// every minute, whole frame, single mode, global windows. Its Name is empty.
+// every minute, whole frame, single mode, global windows, no zones. Its Name
+// is empty. (Zones is empty rather than nil, as a file's "zones: []" reads.)
 func DefaultCamera() Camera {
 	return Camera{
 		Source: Source{
@@ -546,7 +607,8 @@ func DefaultCamera() Camera {
 				Realtime:   true,
 			},
 		},
-		Mode: ModeSingle,
+		Mode:  ModeSingle,
+		Zones: []Zone{},
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 // processed identically.
 type Effective struct {
 	// Camera is the camera's entry with its window overrides resolved:
-	// Camera.Window holds the effective length and hop.
+	// Camera.Window holds the effective length and hop. Its Zones are the
+	// entry's; Diff leaves them out (see ZoneDiff).
 	Camera Camera
 	// Window is Camera.EffectiveWindow(Config.Windows).
 	Window Windows
@@ -51,14 +52,23 @@ func perCameraSections() []string {
 // different effective settings (see Effective; a change of the global
 // windows, events, estimator, certify or alerts sections changes every
 // camera it applies to, and a secret counts as changed when its resolved
-// value does). Cameras in none of the lists can keep running undisturbed.
+// value does). Cameras in none of the lists can keep running undisturbed,
+// but for their zones: ZonesChanged lists those whose zones changed.
+//
+// Zones are left out of the comparison, except that a camera that gains
+// its first zone or loses its last is changed (it switches between one
+// pipeline and one per zone). A camera with zones in both old and new runs
+// nothing of its own but its stream: it is changed when its own entry
+// (Zones aside) is, and a change of the global sections reaches only its
+// zones, through ZoneDiff.
+//
 // added and changed follow new's order, removed follows old's. A nil
 // Config has no cameras.
 func Diff(old, new *Config) (added, removed, changed []string) {
-	oldCams := map[string]Effective{}
+	oldCams := map[string]Camera{}
 	if old != nil {
 		for _, cam := range old.Cameras {
-			oldCams[cam.Name] = old.Effective(cam)
+			oldCams[cam.Name] = cam
 		}
 	}
 	newNames := map[string]bool{}
@@ -69,7 +79,7 @@ func Diff(old, new *Config) (added, removed, changed []string) {
 			switch {
 			case !ok:
 				added = append(added, cam.Name)
-			case !equalValues(reflect.ValueOf(prev), reflect.ValueOf(new.Effective(cam))):
+			case cameraChanged(old, new, prev, cam):
 				changed = append(changed, cam.Name)
 			}
 		}
@@ -82,6 +92,80 @@ func Diff(old, new *Config) (added, removed, changed []string) {
 		}
 	}
 	return added, removed, changed
+}
+
+// cameraChanged reports whether Diff lists a camera present in both old
+// (as o) and new (as n) as changed.
+func cameraChanged(old, new *Config, o, n Camera) bool {
+	zonedOld, zonedNew := len(o.Zones) > 0, len(n.Zones) > 0
+	if zonedOld != zonedNew {
+		return true
+	}
+	o.Zones, n.Zones = nil, nil
+	if zonedNew {
+		return !equalValues(reflect.ValueOf(o), reflect.ValueOf(n))
+	}
+	return !equalValues(reflect.ValueOf(old.Effective(o)), reflect.ValueOf(new.Effective(n)))
+}
+
+// ZoneDiff compares the zones of the camera with the given name in two
+// configurations by zone name, for a reload: added are in new only, removed
+// in old only, and changed are in both with different effective settings,
+// Effective of the zone's ZoneCamera (so a change of the camera's own
+// settings or of the global windows, events, estimator, certify or alerts
+// sections changes every zone it reaches). A camera missing from a
+// configuration (or a nil Config) has no zones there. added and changed
+// follow new's order, removed follows old's.
+func ZoneDiff(old, new *Config, camera string) (added, removed, changed []string) {
+	var oldCam, newCam Camera
+	if old != nil {
+		oldCam, _ = old.Camera(camera)
+	}
+	if new != nil {
+		newCam, _ = new.Camera(camera)
+	}
+	oldZones := map[string]Effective{}
+	for _, z := range oldCam.Zones {
+		oldZones[z.Name] = old.Effective(oldCam.ZoneCamera(z))
+	}
+	newNames := map[string]bool{}
+	for _, z := range newCam.Zones {
+		newNames[z.Name] = true
+		prev, ok := oldZones[z.Name]
+		switch {
+		case !ok:
+			added = append(added, z.Name)
+		case !equalValues(reflect.ValueOf(prev), reflect.ValueOf(new.Effective(newCam.ZoneCamera(z)))):
+			changed = append(changed, z.Name)
+		}
+	}
+	for _, z := range oldCam.Zones {
+		if !newNames[z.Name] {
+			removed = append(removed, z.Name)
+		}
+	}
+	return added, removed, changed
+}
+
+// ZonesChanged returns the cameras, in new's order, that are in both old
+// and new and not in Diff's changed list but whose zones differ (ZoneDiff
+// is not empty): their stream keeps running while the zones ZoneDiff
+// names are started, stopped or restarted. A nil Config has no cameras.
+func ZonesChanged(old, new *Config) []string {
+	if old == nil || new == nil {
+		return nil
+	}
+	_, _, changed := Diff(old, new)
+	var names []string
+	for _, cam := range new.Cameras {
+		if _, ok := old.Camera(cam.Name); !ok || slices.Contains(changed, cam.Name) {
+			continue
+		}
+		if a, r, c := ZoneDiff(old, new, cam.Name); a != nil || r != nil || c != nil {
+			names = append(names, cam.Name)
+		}
+	}
+	return names
 }
 
 // GlobalChanged returns the top-level keys, in the order of Config's fields

@@ -33,11 +33,17 @@ func TestExampleIsDefault(t *testing.T) {
 }
 
 // TestExampleListsEveryOption checks that every field of Config appears as
-// a key in the example file.
+// a key in the example file, in its settings or in the commented cameras
+// (a zone's keys can appear only there: the default camera has no zones).
 func TestExampleListsEveryOption(t *testing.T) {
 	root := exampleNode(t)
 	inFile := map[string]bool{}
 	collectKeys(root, "", inFile)
+	var commented yaml.Node
+	if err := yaml.Unmarshal([]byte(commentedCameras(t)), &commented); err != nil {
+		t.Fatal(err)
+	}
+	collectKeys(commented.Content[0], "", inFile)
 	var missing []string
 	for _, p := range typeKeys(reflect.TypeFor[Config](), "") {
 		if !inFile[p] {
@@ -80,9 +86,10 @@ func TestExampleCommentsEveryOption(t *testing.T) {
 	}
 }
 
-// TestExampleCommentedCameras uncomments the example cameras at the end of
-// the file and checks that they load.
-func TestExampleCommentedCameras(t *testing.T) {
+// commentedCameras returns the example cameras at the end of the example
+// file, uncommented, as a "cameras:" document.
+func commentedCameras(t *testing.T) string {
+	t.Helper()
 	data, err := os.ReadFile(exampleFile)
 	if err != nil {
 		t.Fatal(err)
@@ -106,20 +113,35 @@ func TestExampleCommentedCameras(t *testing.T) {
 			t.Fatalf("unexpected line after %q: %q", marker, line)
 		}
 	}
+	return b.String()
+}
+
+// TestExampleCommentedCameras uncomments the example cameras at the end of
+// the file and checks that they load.
+func TestExampleCommentedCameras(t *testing.T) {
+	text := commentedCameras(t)
 	t.Setenv("PHYSD_BRIDGE_URL", "rtsp://user:password@10.0.0.5:554/stream1")
 	t.Setenv("PHYSD_PHONE_TOKEN", "correct horse battery staple")
-	cfg, err := Parse([]byte(b.String()), exampleFile+" (commented cameras)")
+	cfg, err := Parse([]byte(text), exampleFile+" (commented cameras)")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, b.String())
+		t.Fatalf("%v\n%s", err, text)
 	}
 	var kinds []SourceKind
+	zoned := 0
 	for _, c := range cfg.Cameras {
 		kinds = append(kinds, c.Source.Kind)
+		if len(c.Zones) > 0 {
+			zoned++
+		}
 	}
-	// Every kind but the synthetic default has an example.
+	// Every kind but the synthetic default has an example (the zones
+	// example is a second rtsp camera, next to the first).
 	want := slices.DeleteFunc(SourceKinds(), func(k SourceKind) bool { return k == KindSynthetic })
-	if !reflect.DeepEqual(kinds, want) {
+	if kinds = slices.Compact(kinds); !reflect.DeepEqual(kinds, want) {
 		t.Errorf("commented examples have kinds %v, want %v", kinds, want)
+	}
+	if zoned != 1 {
+		t.Errorf("%d commented examples have zones, want 1", zoned)
 	}
 }
 

@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		}
 		// A config Parse accepts is valid, and its cameras are unique.
 		added, removed, changed := Diff(cfg, cfg)
-		if added != nil || removed != nil || changed != nil || GlobalChanged(cfg, cfg) != nil {
+		if added != nil || removed != nil || changed != nil || GlobalChanged(cfg, cfg) != nil || ZonesChanged(cfg, cfg) != nil {
 			t.Fatalf("a config differs from itself")
 		}
 		names := map[string]bool{}
@@ -38,6 +38,16 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("accepted camera name %q", c.Name)
 			}
 			names[c.Name] = true
+			if len(c.Zones) > MaxZones || (len(c.Zones) > 0 && !c.ROI.IsZero()) {
+				t.Fatalf("accepted camera %q with %d zones and roi %+v", c.Name, len(c.Zones), c.ROI)
+			}
+			zones := map[string]bool{}
+			for _, z := range c.Zones {
+				if !ValidCameraName(z.Name) || zones[z.Name] || z.ROI.IsZero() {
+					t.Fatalf("accepted zone %+v of camera %q", z, c.Name)
+				}
+				zones[z.Name] = true
+			}
 		}
 		_ = reflect.DeepEqual(cfg, Default())
 	})

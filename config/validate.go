@@ -21,9 +21,13 @@ const (
 	MinWindowLength = 400 * time.Millisecond
 	// MaxCameraNameLen is the longest camera name accepted.
 	MaxCameraNameLen = 64
-	// MinFrameSize and MaxFrameSize bound Camera.Size when it is not 0
-	// (the estimator's limits).
+	// MinFrameSize and MaxFrameSize bound Camera.Size and Zone.Size when
+	// they are not 0 (the estimator's limits).
 	MinFrameSize, MaxFrameSize = 4, 1024
+	// MaxZones is the most zones one camera may have: the picture is
+	// decoded once, but each zone runs a full estimator pipeline, and a
+	// small board runs out of CPU long before more.
+	MaxZones = 16
 )
 
 // ValidCameraName reports whether name matches ^[A-Za-z0-9_-]{1,64}$, the
@@ -399,15 +403,24 @@ func (v *validator) alerts(a Alerts) {
 	}
 }
 
-func (v *validator) camera(p string, c Camera, global Windows) {
+// name checks the name of a camera or a zone (what) at path.
+func (v *validator) name(path, what, name string) {
 	switch {
-	case c.Name == "":
-		v.errorf(p+".name", "a camera needs a name")
-	case !ValidCameraName(c.Name):
-		v.errorf(p+".name", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it becomes a NATS subject token)", c.Name, MaxCameraNameLen)
+	case name == "":
+		v.errorf(path, "a %s needs a name", what)
+	case !ValidCameraName(name):
+		v.errorf(path, "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it becomes a NATS subject token)", name, MaxCameraNameLen)
 	}
+}
+
+func (v *validator) camera(p string, c Camera, global Windows) {
+	v.name(p+".name", "camera", c.Name)
 	v.source(p+".source", c)
-	v.region(p+".roi", c.ROI, "for the full frame")
+	if len(c.Zones) > 0 && !c.ROI.IsZero() {
+		v.errorf(p+".roi", "a camera with zones has no roi of its own: each zone has one")
+	} else {
+		v.region(p+".roi", c.ROI, "for the full frame")
+	}
 	v.region(p+".reference", c.Reference, "to measure the camera's motion from the frames themselves")
 	if c.Size != 0 && (c.Size < MinFrameSize || c.Size > MaxFrameSize) {
 		v.errorf(p+".size", "is %d, want %d…%d (or 0 for the preset's size)", c.Size, MinFrameSize, MaxFrameSize)
@@ -419,19 +432,72 @@ func (v *validator) camera(p string, c Camera, global Windows) {
 	if c.Mode == ModeEvents && c.Source.Kind == KindSynthetic && c.Source.Synthetic.EventEvery == 0 {
 		v.errorf(p+".source.synthetic.event_every", "is 0 (one release) but mode is events, which needs several; want > 0")
 	}
-	if l := c.Window.Length; l != 0 && l < MinWindowLength {
-		v.errorf(p+".window.length", "is %v, want ≥ %v (or 0 for windows.length)", l, MinWindowLength)
+	windowOK := v.windowOverride(p+".window", c.Window, &global, "camera", "windows.length", "windows.hop")
+	v.zones(p, c, global, windowOK)
+}
+
+// windowOverride checks the window override o at p, whose zero fields
+// fall back to base (nil when base is itself invalid: the hop is then not
+// compared with the length). whose names the owner ("camera", "zone") and
+// length and hop what a zero length or hop falls back to. It reports
+// whether o is valid.
+func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, whose, length, hop string) bool {
+	ok := true
+	if l := o.Length; l != 0 && l < MinWindowLength {
+		v.errorf(p+".length", "is %v, want ≥ %v (or 0 for %s)", l, MinWindowLength, length)
+		ok = false
 	}
-	if c.Window.Hop < 0 {
-		v.errorf(p+".window.hop", "is %v, want > 0 (or 0 for windows.hop)", c.Window.Hop)
+	if o.Hop < 0 {
+		v.errorf(p+".hop", "is %v, want > 0 (or 0 for %s)", o.Hop, hop)
+		ok = false
 	}
-	lengthOK := c.Window.Length == 0 || c.Window.Length >= MinWindowLength
-	if w := c.EffectiveWindow(global); c.Window != (WindowOverride{}) && lengthOK && c.Window.Hop >= 0 && w.Hop > w.Length {
-		at := p + ".window.hop"
-		if c.Window.Hop == 0 {
-			at = p + ".window.length"
+	if !ok || base == nil || o == (WindowOverride{}) {
+		return ok
+	}
+	if w := (Camera{Window: o}).EffectiveWindow(*base); w.Hop > w.Length {
+		at := p + ".hop"
+		if o.Hop == 0 {
+			at = p + ".length"
 		}
-		v.errorf(at, "the camera's hop %v is longer than its window length %v", w.Hop, w.Length)
+		v.errorf(at, "the %s's hop %v is longer than its window length %v", whose, w.Hop, w.Length)
+		return false
+	}
+	return true
+}
+
+// zones checks camera c's zones (c at p); windowOK says whether c's own
+// window override is valid.
+func (v *validator) zones(p string, c Camera, global Windows, windowOK bool) {
+	if len(c.Zones) > MaxZones {
+		v.errorf(p+".zones", "has %d zones, want at most %d: the picture is decoded once, but each zone runs a full estimator pipeline, too much for a small board beyond that", len(c.Zones), MaxZones)
+	}
+	var base *Windows
+	if windowOK {
+		w := c.EffectiveWindow(global)
+		base = &w
+	}
+	first := map[string]int{}
+	for i, z := range c.Zones {
+		zp := fmt.Sprintf("%s.zones[%d]", p, i)
+		v.name(zp+".name", "zone", z.Name)
+		if z.ROI.IsZero() {
+			v.errorf(zp+".roi", "a zone needs a roi: the part of the camera's picture it watches, in source pixels")
+		} else {
+			v.region(zp+".roi", z.ROI, "")
+		}
+		if z.Size != 0 && (z.Size < MinFrameSize || z.Size > MaxFrameSize) {
+			v.errorf(zp+".size", "is %d, want %d…%d (or 0 for the camera's size)", z.Size, MinFrameSize, MaxFrameSize)
+		}
+		v.windowOverride(zp+".window", z.Window, base, "zone", "the camera's window length", "the camera's hop")
+		if !ValidCameraName(z.Name) {
+			continue
+		}
+		if j, dup := first[z.Name]; dup {
+			prev := fmt.Sprintf("%s.zones[%d]", p, j)
+			v.errorf(zp+".name", "duplicate zone name %q (%s, line %d)", z.Name, prev, v.at(prev+".name").line)
+			continue
+		}
+		first[z.Name] = i
 	}
 }
 
@@ -619,7 +685,8 @@ func ParseAddress(s string) (netip.Prefix, error) {
 }
 
 // region checks a rectangle in source pixels at path: all zero (meaning
-// what zero says), or x, y ≥ 0 and w, h > 0.
+// what zero says), or x, y ≥ 0 and w, h > 0. An empty zero says the caller
+// refuses an all-zero rectangle itself.
 func (v *validator) region(path string, r ROI, zero string) {
 	if r.IsZero() {
 		return
@@ -627,7 +694,11 @@ func (v *validator) region(path string, r ROI, zero string) {
 	if r.X < 0 || r.Y < 0 {
 		v.errorf(path, "x and y must be ≥ 0 (have %d, %d)", r.X, r.Y)
 	}
-	if r.W <= 0 || r.H <= 0 {
+	switch {
+	case r.W > 0 && r.H > 0:
+	case zero == "":
+		v.errorf(path, "w and h must be > 0 (have %d, %d)", r.W, r.H)
+	default:
 		v.errorf(path, "w and h must be > 0 (have %d, %d), or leave it all zero %s", r.W, r.H, zero)
 	}
 }

@@ -84,10 +84,12 @@ func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.L
 		sc := jetstream.StreamConfig{
 			Name:        cfg.JetStream.Stream,
 			Description: "physd certified estimates and alerts",
-			Subjects:    []string{Subject(b.prefix, "*", KindEstimate), Subject(b.prefix, "*", KindAlert)},
-			MaxAge:      cfg.JetStream.MaxAge,
-			Storage:     jetstream.FileStorage,
-			Duplicates:  10 * time.Minute,
+			// Cameras' and zones' (physd.<camera>.<zone>.<kind>).
+			Subjects: []string{Subject(b.prefix, "*", KindEstimate), Subject(b.prefix, "*", KindAlert),
+				Subject(b.prefix, "*.*", KindEstimate), Subject(b.prefix, "*.*", KindAlert)},
+			MaxAge:     cfg.JetStream.MaxAge,
+			Storage:    jetstream.FileStorage,
+			Duplicates: 10 * time.Minute,
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		_, err = js.CreateOrUpdateStream(sctx, sc)

@@ -80,6 +80,26 @@ type camera struct {
 	cancel      context.CancelFunc
 	done        chan struct{}
 	lastSkipLog time.Time // framing stage only
+
+	// A zone's line (zones.go): zone is its name, cut its preprocessing
+	// of the camera's whole gray frames, feed where those frames arrive
+	// (its source stage is the camera's).
+	zone string
+	cut  *stream.Preprocess
+	feed chan sourceItem
+	// A camera with zones runs only its source stage and fans the frames
+	// out to its zones' lines (fanOut); feeds are theirs, by zone name.
+	zmu   sync.Mutex
+	feeds map[string]chan sourceItem
+}
+
+// key names the camera's line in subjects, message IDs, metrics and the
+// daemon's table: the camera's name, or "<camera>.<zone>" for a zone.
+func (c *camera) key() string {
+	if c.zone == "" {
+		return c.cfg.Name
+	}
+	return c.cfg.Name + "." + c.zone
 }
 
 func (c *camera) setState(s, errText string) {
@@ -102,8 +122,21 @@ func (c *camera) start(parent context.Context) {
 	frames := make(chan sourceItem, frameQueue)
 	outs := make(chan outcome, outcomeQueue)
 	var wg sync.WaitGroup
+	if c.feeds != nil { // a camera with zones: source → its zones' lines
+		wg.Add(3)
+		go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
+		go func() { defer wg.Done(); c.fanOut(frames) }()
+		go func() { defer wg.Done(); c.heartbeat(ctx) }()
+		go func() { wg.Wait(); close(c.done) }()
+		return
+	}
 	wg.Add(5)
-	go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
+	if c.feed != nil { // a zone: the camera's source stage feeds it
+		wg.Done()
+		frames = c.feed
+	} else {
+		go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
+	}
 	go func() { defer wg.Done(); defer close(c.jobs); c.frame(ctx, frames) }()
 	go func() { defer wg.Done(); defer close(outs); c.learn(ctx, outs) }()
 	go func() { defer wg.Done(); c.report(ctx, outs) }()
@@ -268,6 +301,12 @@ func (c *camera) frame(ctx context.Context, in <-chan sourceItem) {
 			continue
 		}
 		f := it.frame
+		if c.cut != nil {
+			var ok bool
+			if f, ok = c.cutZone(f); !ok {
+				continue
+			}
+		}
 		before := slicer.Dropped
 		w, brk := slicer.Push(f)
 		c.dropped.Add(int64(slicer.Dropped - before))
@@ -499,7 +538,7 @@ func thresholds(c config.Certify) window.Thresholds {
 func ptr(v float64) *float64 { return &v }
 
 func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
-	d := Diagnostic{Schema: SchemaDiagnostic, Camera: c.cfg.Name, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	d := Diagnostic{Schema: SchemaDiagnostic, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
 		Reasons: reasons, Encoder: info}
 	if j.single && verdict == string(window.Certified) {
@@ -520,7 +559,7 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	c.diag = &d
 	c.mu.Unlock()
 	c.recordWindow(&d, r, info)
-	if err := c.bus.publish(ctx, c.cfg.Name, KindDiagnostic, MsgID(c.cfg.Name, KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
@@ -535,11 +574,11 @@ func finitePtr(v float64) *float64 {
 
 func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := Estimate{Schema: SchemaEstimate, Camera: c.cfg.Name, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := Estimate{Schema: SchemaEstimate, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
-	if err := c.bus.publish(ctx, c.cfg.Name, KindEstimate, MsgID(c.cfg.Name, KindEstimate, j.start, j.end), e); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.key(), KindEstimate, j.start, j.end), e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	end := e.WindowEnd
@@ -567,9 +606,10 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
 	if a != nil {
+		a.Zone = c.zone
 		c.dash.setAlerting(a.State == "raised")
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
-		if err := c.bus.publish(ctx, c.cfg.Name, KindAlert, MsgID(c.cfg.Name, KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
@@ -600,8 +640,8 @@ func (c *camera) heartbeat(ctx context.Context) {
 func (c *camera) status() Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
-		Source: c.src.Name(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
+	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
 		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
 	for k, v := range c.verdict {
@@ -616,7 +656,7 @@ func (c *camera) status() Status {
 
 func (c *camera) publishStatus(ctx context.Context) {
 	s := c.status()
-	if err := c.bus.publish(ctx, c.cfg.Name, KindStatus, fmt.Sprintf("%s.status.%d", c.cfg.Name, s.Time.UnixNano()), s); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindStatus, fmt.Sprintf("%s.status.%d", c.key(), s.Time.UnixNano()), s); err != nil {
 		c.log.Debug("status not published", "err", err)
 	}
 }

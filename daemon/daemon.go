@@ -208,7 +208,11 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	rtc := d.rtc
 	d.mu.Unlock()
 	thumb := &stream.Thumbnailer{}
-	src, err := newSource(cc, p, rtc, thumb)
+	pre := cameraPre(cc, p, thumb)
+	if len(cc.Zones) > 0 {
+		pre = zonesPre(thumb)
+	}
+	src, err := newSource(cc, pre, rtc)
 	if err != nil {
 		return err
 	}
@@ -217,10 +221,16 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
 		dash: newCamDash(d.dash, thumb, cfg)}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
+	if len(cc.Zones) > 0 {
+		c.feeds = map[string]chan sourceItem{}
+	}
 	d.mu.Lock()
 	d.cameras[cc.Name] = c
 	ctx := d.ctx
 	d.mu.Unlock()
+	if c.feeds != nil {
+		d.startZones(cfg, c) // attached before the source's first frame
+	}
 	c.start(ctx)
 	log.Info("camera started", "source", src.Name(), "mode", cc.Mode)
 	if cc.Source.TLS.InsecureSkipVerify {
@@ -262,6 +272,31 @@ func (d *Daemon) Reload(next *config.Config) {
 		if err := d.startCamera(merged, cc); err != nil {
 			d.log.Error("camera not started", "camera", name, "err", err)
 		}
+	}
+	// A camera whose only change is in its zones keeps its source; only
+	// the zones that changed restart.
+	for _, name := range config.ZonesChanged(old, next) {
+		d.mu.Lock()
+		c := d.cameras[name]
+		d.mu.Unlock()
+		if c == nil || c.feeds == nil {
+			continue
+		}
+		za, zr, zc := config.ZoneDiff(old, next, name)
+		for _, z := range append(append([]string(nil), zr...), zc...) {
+			d.stopZone(sctx, c, z)
+		}
+		// c.cfg keeps the old zones: only they differ, and the camera's
+		// goroutines read c.cfg.
+		cc, _ := next.Camera(name)
+		for _, z := range append(append([]string(nil), za...), zc...) {
+			if zz, ok := cc.Zone(z); ok {
+				if err := d.startZone(merged, c, zz); err != nil {
+					d.log.Error("zone not started", "camera", name, "zone", z, "err", err)
+				}
+			}
+		}
+		d.log.Info("zones reloaded", "camera", name, "added", za, "removed", zr, "changed", zc)
 	}
 	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed)
 }

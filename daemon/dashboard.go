@@ -182,6 +182,12 @@ type dashPhysics struct {
 	Regime      string `json:"regime,omitempty"`
 }
 
+// dashZone is one zone of a camera, as its card draws it.
+type dashZone struct {
+	Name string `json:"name"`
+	ROI  [4]int `json:"roi"`
+}
+
 // dashThumb describes a camera's source thumbnail (source.png).
 type dashThumb struct {
 	W     int       `json:"w"`
@@ -219,7 +225,10 @@ type dashCard struct {
 	// ROI is the configured region of interest {x, y, w, h} in source
 	// pixels (null: the whole frame); Size the side of the frames the
 	// estimator gets (frame.png).
-	ROI   *[4]int    `json:"roi"`
+	ROI *[4]int `json:"roi"`
+	// Zones, for a camera with zones, are its zones' regions on its
+	// picture; each zone has a card of its own, named "<camera>.<zone>".
+	Zones []dashZone `json:"zones,omitempty"`
 	Size  int        `json:"size"`
 	Frame bool       `json:"frame"` // frame.png is available
 	Thumb *dashThumb `json:"thumb"` // source.png, when available
@@ -274,6 +283,15 @@ type camDash struct {
 
 func newCamDash(hub *dashHub, thumb *stream.Thumbnailer, cfg *config.Config) *camDash {
 	return &camDash{hub: hub, thumb: thumb, scrub: secretScrubber(cfg), hist: newRing[dashWindow](dashHistory)}
+}
+
+// thumbnailer is the source's thumbnail the record shows (nil for none);
+// a camera's zones show their camera's.
+func (cd *camDash) thumbnailer() *stream.Thumbnailer {
+	if cd == nil {
+		return nil
+	}
+	return cd.thumb
 }
 
 // setFrame keeps the newest preprocessed frame (frame.png). The frame's
@@ -348,7 +366,7 @@ func (c *camera) recordWindow(d *Diagnostic, r *estimator.Result, info *EncoderI
 	}
 	cd.mu.Unlock()
 	if cd.hub.listening() {
-		cd.hub.broadcast("window", dashWindowEvent{Camera: c.cfg.Name, Card: c.card(), Window: w, Detail: det})
+		cd.hub.broadcast("window", dashWindowEvent{Camera: c.key(), Card: c.card(), Window: w, Detail: det})
 	}
 }
 
@@ -440,11 +458,16 @@ func (c *camera) card() dashCard {
 	c.mu.Lock()
 	est := c.est
 	c.mu.Unlock()
-	k := dashCard{Name: st.Camera, State: st.State, Source: st.Source, Error: st.Error,
+	k := dashCard{Name: c.key(), State: st.State, Source: st.Source, Error: st.Error,
 		Kind: string(c.cfg.Source.Kind), Mode: st.Mode, Frames: st.Frames, FramesDropped: st.FramesDropped, Breaks: st.Breaks,
 		Windows: st.Windows, Skipped: st.WindowsSkipped, Encoder: st.Encoder, Size: c.frameSize()}
 	if roi := c.cfg.ROI; !roi.IsZero() {
 		k.ROI = &[4]int{roi.X, roi.Y, roi.W, roi.H}
+	}
+	if c.feeds != nil {
+		for _, z := range c.cfg.Zones {
+			k.Zones = append(k.Zones, dashZone{Name: z.Name, ROI: [4]int{z.ROI.X, z.ROI.Y, z.ROI.W, z.ROI.H}})
+		}
 	}
 	if est != nil {
 		k.Estimate = &dashEstimate{WindowEnd: est.WindowEnd, dashPhysics: dashPhysics{Gamma0: num(est.Gamma0), Gamma0Sigma: num(est.Gamma0Sigma),
@@ -520,7 +543,7 @@ func (d *Daemon) camerasByName() []*camera {
 		cams = append(cams, c)
 	}
 	d.mu.Unlock()
-	sort.Slice(cams, func(i, j int) bool { return cams[i].cfg.Name < cams[j].cfg.Name })
+	sort.Slice(cams, func(i, j int) bool { return cams[i].key() < cams[j].key() })
 	return cams
 }
 

@@ -44,7 +44,7 @@ func (d *Daemon) readyz(w http.ResponseWriter, _ *http.Request) {
 	b := d.bus
 	configured := len(d.cfg.Cameras)
 	for _, c := range d.cameras {
-		r.Cameras = append(r.Cameras, CameraReadiness{Name: c.cfg.Name})
+		r.Cameras = append(r.Cameras, CameraReadiness{Name: c.key()})
 	}
 	cams := d.cameras
 	d.mu.Unlock()

@@ -28,6 +28,9 @@ const (
 )
 
 // Subject is the NATS subject for one camera and message kind.
+//
+// A zone's messages go to prefix.<camera>.<zone>.kind: pass
+// "<camera>.<zone>" (camera.key) as camera.
 func Subject(prefix, camera, kind string) string {
 	return prefix + "." + camera + "." + kind
 }
@@ -35,8 +38,11 @@ func Subject(prefix, camera, kind string) string {
 // Estimate is a certified window's physics, published on
 // physd.<camera>.estimate. Only certified windows are published here.
 type Estimate struct {
-	Schema      string    `json:"schema"`
-	Camera      string    `json:"camera"`
+	Schema string `json:"schema"`
+	Camera string `json:"camera"`
+	// Zone names the zone of Camera the message is about, for a camera
+	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
+	Zone        string    `json:"zone,omitempty"`
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	// Frames is the number of frames in the window (all events, in the
@@ -76,8 +82,11 @@ type EncoderInfo struct {
 // Diagnostic is every window's verdict, certified or not, on
 // physd.<camera>.diag, with the reasons in words.
 type Diagnostic struct {
-	Schema      string    `json:"schema"`
-	Camera      string    `json:"camera"`
+	Schema string `json:"schema"`
+	Camera string `json:"camera"`
+	// Zone names the zone of Camera the message is about, for a camera
+	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
+	Zone        string    `json:"zone,omitempty"`
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	Frames      int       `json:"frames"`
@@ -98,9 +107,12 @@ type Diagnostic struct {
 
 // Status is a camera's heartbeat on physd.<camera>.status.
 type Status struct {
-	Schema string    `json:"schema"`
-	Camera string    `json:"camera"`
-	Time   time.Time `json:"time"`
+	Schema string `json:"schema"`
+	Camera string `json:"camera"`
+	// Zone names the zone of Camera the message is about, for a camera
+	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
+	Zone string    `json:"zone,omitempty"`
+	Time time.Time `json:"time"`
 	// State is starting, waiting (a whip camera before its first
 	// publisher), online, offline, ended or stopped.
 	State  string `json:"state"`
@@ -134,8 +146,11 @@ type Baseline struct {
 // the configured number of consecutive certified windows (State
 // "raised"), or came back (State "cleared").
 type Alert struct {
-	Schema    string    `json:"schema"`
-	Camera    string    `json:"camera"`
+	Schema string `json:"schema"`
+	Camera string `json:"camera"`
+	// Zone names the zone of Camera the message is about, for a camera
+	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
+	Zone      string    `json:"zone,omitempty"`
 	Time      time.Time `json:"time"`
 	State     string    `json:"state"`
 	Reasons   []string  `json:"reasons"`

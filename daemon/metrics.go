@@ -106,12 +106,12 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, cam := range cams {
 		st := cam.status()
-		name := st.Camera
+		name := cam.key()
 		counter(descFrames, float64(st.Frames), name)
 		counter(descDrop, float64(st.FramesDropped), name)
 		counter(descBreaks, float64(st.Breaks), name)
 		counter(descReconn, float64(st.Reconnects), name)
-		if dc, ok := cam.src.(decodeCounter); ok {
+		if dc, ok := cam.src.(decodeCounter); ok && cam.zone == "" {
 			counter(descDecode, float64(dc.DecodeErrors()), name)
 		}
 		counter(descSkip, float64(st.WindowsSkipped), name)

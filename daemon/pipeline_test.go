@@ -68,7 +68,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := newSource(cc, p, nil, &stream.Thumbnailer{})
+	src, err := newSource(cc, cameraPre(cc, p, &stream.Thumbnailer{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,7 @@ import (
 // region of interest, grayscale, resize to the camera's size (default:
 // the preset's) and optional binarisation. thumb (may be nil) keeps a
 // small copy of the whole frame for the dashboard.
-func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *stream.Thumbnailer) (stream.Source, error) {
-	size := cc.Size
-	if size == 0 {
-		size = p.Size
-	}
-	pre := stream.Preprocess{ROI: stream.ROI(cc.ROI), Size: size, Reference: stream.ROI(cc.Reference),
-		Binarize: cc.Binarize || p.Binarize, Thumb: thumb}
+func newSource(cc config.Camera, pre stream.Preprocess, rtc *stream.WebRTC) (stream.Source, error) {
 	s := cc.Source
 	var src stream.Source
 	var err error
@@ -48,6 +42,25 @@ func newSource(cc config.Camera, p estimator.Preset, rtc *stream.WebRTC, thumb *
 		return nil, fmt.Errorf("camera %s: %w", cc.Name, err)
 	}
 	return src, nil
+}
+
+// cameraPre is how a camera (or a zone, as config.Camera.ZoneCamera
+// gives it) reads its frames: its region, its size (the preset's when
+// 0), its reference region, binarised when either asks. A camera with
+// zones reads whole gray frames instead (zonesPre).
+func cameraPre(cc config.Camera, p estimator.Preset, thumb *stream.Thumbnailer) stream.Preprocess {
+	size := cc.Size
+	if size == 0 {
+		size = p.Size
+	}
+	return stream.Preprocess{ROI: stream.ROI(cc.ROI), Size: size, Reference: stream.ROI(cc.Reference),
+		Binarize: cc.Binarize || p.Binarize, Thumb: thumb}
+}
+
+// zonesPre is how a camera with zones reads its frames: whole, in gray,
+// once, for every zone to cut its own from.
+func zonesPre(thumb *stream.Thumbnailer) stream.Preprocess {
+	return stream.Preprocess{Gray: true, Thumb: thumb}
 }
 
 // cameraTLS turns the configured certificate check of an rtsps:// camera

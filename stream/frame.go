@@ -1,6 +1,9 @@
 package stream
 
-import "time"
+import (
+	"image"
+	"time"
+)
 
 // Frame is one preprocessed frame.
 type Frame struct {
@@ -31,6 +34,10 @@ type Frame struct {
 	SrcW, SrcH int
 	// Pix holds the gray levels in [0,1], row-major, len W*H.
 	Pix []float64
+	// Gray is the whole decoded picture in 8-bit gray with Preprocess.Gray
+	// (then Pix is nil), shared by the zones that cut their frames from it:
+	// read it, never write it.
+	Gray *image.Gray
 	// Ref is the patch of Preprocess.Reference, RefW×RefH gray levels in
 	// [0,1], row-major; nil without a reference.
 	Ref        []float64

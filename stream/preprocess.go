@@ -67,6 +67,12 @@ type Preprocess struct {
 	// gray patch of it is returned as Frame.Ref, for measuring the
 	// camera's own motion. Zero returns none.
 	Reference ROI
+	// Gray, when set, makes the frame the whole decoded picture in 8-bit
+	// gray (Frame.Gray) and nothing else: no crop, resize, Pix or
+	// reference patch. A camera with zones decodes its stream once this
+	// way and each zone cuts its own frames from it (ApplyGray). It
+	// excludes every other option but Thumb.
+	Gray bool
 	// Thumb, when set, is offered each whole frame before the crop and
 	// keeps a small gray copy at a low rate, for an operator's view of the
 	// region of interest; it does not change the output.
@@ -78,6 +84,9 @@ type Preprocess struct {
 func (p Preprocess) Validate() error {
 	if err := p.ROI.validate(); err != nil {
 		return err
+	}
+	if p.Gray && (!p.ROI.IsZero() || p.Size != 0 || p.Width != 0 || p.Height != 0 || p.Binarize || p.Threshold != 0 || !p.Reference.IsZero()) {
+		return fmt.Errorf("option Gray: the whole frame in gray excludes ROI, Size, Width×Height, Binarize, Threshold and Reference: %w", ErrInvalidOption)
 	}
 	if err := p.Reference.validate(); err != nil {
 		return fmt.Errorf("reference: %w", err)
@@ -208,6 +217,14 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	p.Thumb.offerGray(img)
 	if err := p.CheckFrame(w, h); err != nil {
 		return Frame{}, err
+	}
+	if p.Gray {
+		// A copy: decoders reuse their picture buffers.
+		g := image.NewGray(image.Rect(0, 0, w, h))
+		for y := range h {
+			copy(g.Pix[y*w:(y+1)*w], img.Pix[img.PixOffset(b.Min.X, b.Min.Y+y):])
+		}
+		return Frame{W: w, H: h, SrcW: w, SrcH: h, Gray: g}, nil
 	}
 	x0, y0 := b.Min.X, b.Min.Y
 	if !p.ROI.IsZero() {

@@ -29,6 +29,9 @@ func (p Preprocess) Apply(src gocv.Mat) (Frame, error) {
 	if !ok {
 		return Frame{}, fmt.Errorf("image type %v: want 8-bit gray, BGR or BGRA: %w", src.Type(), ErrInvalidOption)
 	}
+	if p.Gray {
+		return grayFrame(src, code, convert)
+	}
 
 	crop := src
 	if !p.ROI.IsZero() {
@@ -81,4 +84,30 @@ func grayConversion(t gocv.MatType) (code gocv.ColorConversionCode, convert, ok 
 		return gocv.ColorBGRAToGray, true, true
 	}
 	return 0, false, false
+}
+
+// grayFrame is the whole of src in 8-bit gray as Frame.Gray (Preprocess.Gray).
+func grayFrame(src gocv.Mat, code gocv.ColorConversionCode, convert bool) (Frame, error) {
+	gray := src
+	if convert {
+		gray = gocv.NewMat()
+		defer gray.Close()
+		gocv.CvtColor(src, &gray, code)
+	}
+	w, h := gray.Cols(), gray.Rows()
+	data, err := gray.DataPtrUint8()
+	if err != nil || !gray.IsContinuous() || len(data) != w*h {
+		// A region of a larger Mat: copy row by row through a clone.
+		c := gray.Clone()
+		defer c.Close()
+		if data, err = c.DataPtrUint8(); err != nil {
+			return Frame{}, fmt.Errorf("reading pixels: %w", err)
+		}
+	}
+	if len(data) != w*h {
+		return Frame{}, fmt.Errorf("got %d pixels for a %dx%d image: %w", len(data), w, h, ErrInvalidOption)
+	}
+	g := image.NewGray(image.Rect(0, 0, w, h))
+	copy(g.Pix, data)
+	return Frame{W: w, H: h, SrcW: w, SrcH: h, Gray: g}, nil
 }

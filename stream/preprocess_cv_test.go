@@ -81,3 +81,53 @@ func TestApplyGrayMatchesApply(t *testing.T) {
 		t.Errorf("%d binarised pixels differ", flips)
 	}
 }
+
+// With Gray the frame is the whole picture in 8-bit gray, through OpenCV
+// and in pure Go alike, and a zone cut from it (ApplyGray with the zone's
+// ROI) is the frame a camera with that ROI would have read: one decode,
+// any number of zones.
+func TestGrayFrameCutsZones(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const w, h = 96, 64
+	bgr := gocv.NewMatWithSize(h, w, gocv.MatTypeCV8UC3)
+	defer bgr.Close()
+	for y := range h {
+		for x := range w {
+			for c := range 3 {
+				bgr.SetUCharAt(y, x*3+c, uint8(rng.IntN(256)))
+			}
+		}
+	}
+	whole, err := Preprocess{Gray: true}.Apply(bgr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Gray == nil || whole.Pix != nil || whole.W != w || whole.H != h {
+		t.Fatalf("gray frame: %d×%d, gray %v, pix %d", whole.W, whole.H, whole.Gray != nil, len(whole.Pix))
+	}
+	again, err := Preprocess{Gray: true}.ApplyGray(whole.Gray)
+	if err != nil || again.Gray == whole.Gray || string(again.Gray.Pix) != string(whole.Gray.Pix) {
+		t.Fatalf("pure-Go gray frame: copy %v, same pixels %v, %v", again.Gray != whole.Gray, again.Gray != nil && string(again.Gray.Pix) == string(whole.Gray.Pix), err)
+	}
+	for _, zone := range []Preprocess{{ROI: ROI{X: 5, Y: 7, W: 40, H: 30}, Size: 16}, {ROI: ROI{X: 50, Y: 0, W: 46, H: 64}, Size: 32}} {
+		direct, err := zone.Apply(bgr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := zone.ApplyGray(whole.Gray)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cut.W != direct.W || cut.H != direct.H {
+			t.Fatalf("zone %v: %d×%d cut, %d×%d direct", zone.ROI, cut.W, cut.H, direct.W, direct.H)
+		}
+		for i := range cut.Pix {
+			if d := math.Abs(cut.Pix[i] - direct.Pix[i]); d > 1e-4 {
+				t.Fatalf("zone %v pixel %d: cut %.6f, direct %.6f", zone.ROI, i, cut.Pix[i], direct.Pix[i])
+			}
+		}
+	}
+	if err := (Preprocess{Gray: true, Size: 64}).Validate(); err == nil {
+		t.Error("Gray with Size accepted")
+	}
+}

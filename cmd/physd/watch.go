@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,8 +16,14 @@ import (
 
 const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ                γ1 ± σ                f_n Hz           ζ                  REGIME"
 
+// estimateRow is one estimate as a row; a zone's camera column reads
+// "<camera>.<zone>", as its subject does.
 func estimateRow(e *daemon.Estimate) string {
-	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %s", e.Camera, e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
+	name := e.Camera
+	if e.Zone != "" {
+		name += "." + e.Zone
+	}
+	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %s", name, e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
 		fmt.Sprintf("%.5f ± %.5f", e.Gamma0, e.Gamma0Sigma), fmt.Sprintf("%.5f ± %.5f", e.Gamma1, e.Gamma1Sigma),
 		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime)
 }
@@ -34,14 +41,20 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("watch: %w: %w", errUsage, err)
 	}
-	cam := "*"
+	// Every camera and zone; one camera and its zones; or one zone.
+	names := []string{"*", "*.*"}
 	if fs.NArg() > 1 {
 		return fmt.Errorf("watch: %w: at most one camera", errUsage)
 	}
 	if fs.NArg() == 1 {
-		cam = fs.Arg(0)
-		if strings.ContainsAny(cam, ".*> ") {
-			return fmt.Errorf("watch: %w: camera %q: not a camera name", errUsage, cam)
+		cam := fs.Arg(0)
+		parts := strings.Split(cam, ".")
+		if len(parts) > 2 || strings.ContainsAny(cam, "*> ") || slices.Contains(parts, "") {
+			return fmt.Errorf("watch: %w: camera %q: not a camera name, nor CAMERA.ZONE", errUsage, cam)
+		}
+		names = []string{cam}
+		if len(parts) == 1 {
+			names = append(names, cam+".*")
 		}
 	}
 	opts := []nats.Option{nats.Name("physd watch"), nats.Timeout(5 * time.Second)}
@@ -54,9 +67,12 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer nc.Close()
 	msgs := make(chan *nats.Msg, 256)
-	subjects := []string{daemon.Subject(*prefix, cam, daemon.KindEstimate), daemon.Subject(*prefix, cam, daemon.KindAlert)}
-	if *diag {
-		subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindDiagnostic))
+	var subjects []string
+	for _, cam := range names {
+		subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindEstimate), daemon.Subject(*prefix, cam, daemon.KindAlert))
+		if *diag {
+			subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindDiagnostic))
+		}
 	}
 	for _, s := range subjects {
 		sub, err := nc.ChanSubscribe(s, msgs)

@@ -463,6 +463,18 @@ function renderROI(card) {
   o.setAttribute("viewBox", `0 0 ${th.src_w} ${th.src_h}`);
   const r = roi || [0, 0, th.src_w, th.src_h];
   const sw = Math.max(1, Math.round(Math.max(th.src_w, th.src_h) / 120));
+  if (card.zones?.length) {
+    // A camera with zones: each zone's region, named; each has its own card.
+    for (const z of card.zones) {
+      o.append(svg("rect", { class: "roi-rect", x: z.roi[0], y: z.roi[1], width: z.roi[2], height: z.roi[3], "stroke-width": sw }));
+      const t = svg("text", { class: "zone-label", x: z.roi[0] + 2 * sw, y: z.roi[1] + 8 * sw, "font-size": 7 * sw });
+      t.textContent = z.name;
+      o.append(t);
+    }
+    $("d-source-cap").textContent = `Camera picture ${th.src_w}×${th.src_h} px (${clock(th.taken)}); zones (yellow): ` +
+      card.zones.map((z) => `${z.name} x ${z.roi[0]}, y ${z.roi[1]}, ${z.roi[2]}×${z.roi[3]} px`).join("; ");
+    return;
+  }
   o.append(svg("rect", { class: "roi-rect", x: r[0], y: r[1], width: r[2], height: r[3], "stroke-width": sw }));
   $("d-source-cap").textContent = `Camera picture ${th.src_w}×${th.src_h} px (${clock(th.taken)}); ${where}`;
 }
