@@ -117,3 +117,63 @@ func TestLearnerRollsBackRejectedAndDivergedWindows(t *testing.T) {
 		})
 	}
 }
+
+// A stream that is never accepted does not pay a cold start every window:
+// after n refused cold starts in a row the next 2ⁿ − 1 windows skip it
+// (ColdSkipped, their warm estimate reported); a window whose motion
+// energy differs by more than a factor of two gets one at once.
+func TestLearnerBacksOffColdStarts(t *testing.T) {
+	ctx := context.Background()
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLearner(LearnerOptions{Preset: p, Steps: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pendulumClip(t, 50, 1.5*math.Pi)
+	never := func(*Result) bool { return false }
+	var ran []int
+	for w := range 12 {
+		o, err := l.Window(ctx, []Clip{c}, never)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ColdRan == o.ColdSkipped && w > 0 {
+			t.Fatalf("window %d: cold ran %v, skipped %v", w, o.ColdRan, o.ColdSkipped)
+		}
+		if o.Result == nil {
+			t.Fatalf("window %d: no estimate", w)
+		}
+		if o.ColdRan {
+			ran = append(ran, w)
+		}
+	}
+	// The first window's cold start makes the encoder; then refused cold
+	// starts at windows 1, 3, 7 (skips of 1, then 3, then 7 windows).
+	if want := []int{0, 1, 3, 7}; !slices.Equal(ran, want) {
+		t.Errorf("cold starts at windows %v, want %v", ran, want)
+	}
+	// Something starts moving much more: a cold start at once.
+	big := pendulumClip(t, 50, 1.5*math.Pi)
+	for i := range big.Frames {
+		for j := range big.Frames[i] {
+			big.Frames[i][j] *= 3 // three times the contrast: nine times the energy
+		}
+	}
+	o, err := l.Window(ctx, []Clip{big}, never)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.ColdRan {
+		t.Error("a changed scene did not get a cold start")
+	}
+	// Accepted again: the backoff is over.
+	if o, err = l.Window(ctx, []Clip{c}, func(*Result) bool { return true }); err != nil || o.ColdSkipped {
+		t.Fatalf("accepted window: %+v, %v", o, err)
+	}
+	if l.coldFails != 0 || l.coldSkip != 0 {
+		t.Errorf("backoff after an accepted window: fails %d, skip %d", l.coldFails, l.coldSkip)
+	}
+}
