@@ -17,6 +17,8 @@ var (
 	ErrLost = errors.New("object lost")
 	// ErrStill: the tracked object did not move.
 	ErrStill = errors.New("object did not move")
+	// ErrPoorFit: the object's path is no ODE solution (Candidates).
+	ErrPoorFit = errors.New("the path does not fit the ODE")
 )
 
 // Options tune Follow; zero values take the defaults.
@@ -26,6 +28,11 @@ type Options struct {
 	// MinScore is the normalised cross-correlation below which the object
 	// counts as lost in a frame; default 0.6.
 	MinScore float64
+	// MaxResidual (Candidates) drops a path further than this fraction of
+	// its size from its fitted ODE solution before its σ is measured: the
+	// certificate's limit (window.Thresholds.MaxTrajectoryResidual); 0
+	// keeps every path.
+	MaxResidual float64
 }
 
 func (o Options) withDefaults() Options {

@@ -22,7 +22,7 @@ func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		for m, c := range clips {
 			seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
 		}
-		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{})
+		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{MaxResidual: th.Resolved().MaxTrajectoryResidual})
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)
 		}

@@ -55,6 +55,10 @@ type Thresholds struct {
 	MaxStructured float64 `json:"max_structured"`
 }
 
+// Resolved is t with every unset limit at its default: the limits
+// Certify applies.
+func (t Thresholds) Resolved() Thresholds { return t.withDefaults() }
+
 func (t Thresholds) withDefaults() Thresholds {
 	if t.MinPsi <= 0 {
 		t.MinPsi = 0.1
