@@ -276,14 +276,17 @@ type Estimator struct {
 
 // Certify holds the certification thresholds (see window.Thresholds).
 type Certify struct {
-	// MinPsi is the least scale-normalised ψ_min accepted, in (0, 1].
+	// MinPsi is the least scale-normalised ψ_min accepted, in (0, 1]; 0
+	// keeps the certificate's default (window.Thresholds: 0.1).
 	MinPsi float64 `yaml:"min_psi"`
-	// MaxRelResidual is the largest RMS residual relative to RMS z''.
+	// MaxRelResidual is the largest RMS residual relative to RMS z''; 0
+	// keeps the certificate's default (0.5).
 	MaxRelResidual float64 `yaml:"max_rel_residual"`
-	// MaxRevisit is the largest revisit score accepted.
+	// MaxRevisit is the largest revisit score accepted; 0 keeps the
+	// certificate's default (2).
 	MaxRevisit float64 `yaml:"max_revisit"`
 	// MinWidth is the least covered fraction of the latent's range, in
-	// (0, 1].
+	// (0, 1]; 0 keeps the certificate's default (0.05).
 	MinWidth float64 `yaml:"min_width"`
 }
 
@@ -578,7 +581,7 @@ func Default() *Config {
 			Seed:            1,
 			CheckpointEvery: time.Minute,
 		},
-		Certify: Certify{MinPsi: 0.1, MaxRelResidual: 0.5, MaxRevisit: 2, MinWidth: 0.05},
+		Certify: Certify{}, // every limit at the certificate's default
 		Alerts:  Alerts{BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3},
 		Cameras: []Camera{cam},
 	}

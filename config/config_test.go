@@ -339,3 +339,23 @@ func TestSourceTLS(t *testing.T) {
 		t.Errorf("tls on a file source: %q", errs)
 	}
 }
+
+// The certificate's limits default to 0, which the certificate reads as
+// its own default (they are defined once, in window.Thresholds); a given
+// limit is kept, and one out of range is an error naming it.
+func TestCertifyLimits(t *testing.T) {
+	if c := Default().Certify; c != (Certify{}) {
+		t.Errorf("default certify %+v, want every limit 0 (the certificate's default)", c)
+	}
+	cfg, msgs := loadText(t, "certify:\n  min_psi: 0.2\n  max_revisit: 3\n")
+	if len(msgs) != 0 || cfg.Certify.MinPsi != 0.2 || cfg.Certify.MaxRevisit != 3 || cfg.Certify.MaxRelResidual != 0 {
+		t.Errorf("given limits: %+v, %v", cfg, msgs)
+	}
+	_, msgs = loadText(t, "certify:\n  min_psi: 1.5\n  min_width: -0.1\n  max_revisit: -1\n")
+	joined := strings.Join(msgs, "\n")
+	for _, key := range []string{"certify.min_psi", "certify.min_width", "certify.max_revisit"} {
+		if !strings.Contains(joined, key) {
+			t.Errorf("no error naming %s in %q", key, joined)
+		}
+	}
+}

@@ -373,18 +373,20 @@ func (v *validator) estimator(e Estimator) {
 	v.nonNegative("estimator.checkpoint_every", e.CheckpointEvery)
 }
 
+// certify checks the certificate's limits; 0 is each one's default, which
+// the certificate itself holds (window.Thresholds), so it is written once.
 func (v *validator) certify(c Certify) {
-	if !(c.MinPsi > 0 && c.MinPsi <= 1) {
-		v.errorf("certify.min_psi", "is %v, want in (0, 1]", c.MinPsi)
+	if !(c.MinPsi >= 0 && c.MinPsi <= 1) {
+		v.errorf("certify.min_psi", "is %v, want in (0, 1] (or 0 for the default)", c.MinPsi)
 	}
-	if !(c.MaxRelResidual > 0) {
-		v.errorf("certify.max_rel_residual", "is %v, want > 0", c.MaxRelResidual)
+	if !(c.MaxRelResidual >= 0) {
+		v.errorf("certify.max_rel_residual", "is %v, want > 0 (or 0 for the default)", c.MaxRelResidual)
 	}
-	if !(c.MaxRevisit > 0) {
-		v.errorf("certify.max_revisit", "is %v, want > 0", c.MaxRevisit)
+	if !(c.MaxRevisit >= 0) {
+		v.errorf("certify.max_revisit", "is %v, want > 0 (or 0 for the default)", c.MaxRevisit)
 	}
-	if !(c.MinWidth > 0 && c.MinWidth <= 1) {
-		v.errorf("certify.min_width", "is %v, want in (0, 1]", c.MinWidth)
+	if !(c.MinWidth >= 0 && c.MinWidth <= 1) {
+		v.errorf("certify.min_width", "is %v, want in (0, 1] (or 0 for the default)", c.MinWidth)
 	}
 }
 

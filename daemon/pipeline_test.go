@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
 )
 
 // memPublisher is an in-memory publisher: every message, in order.
@@ -127,5 +129,13 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	}
 	if len(mem.of(KindStatus)) == 0 {
 		t.Error("no status message at stop")
+	}
+}
+
+// The daemon's default certificate is the certificate's own: the config's
+// zero limits reach window.Thresholds as zeros, which it resolves.
+func TestCertifyDefaultsAreTheCertificates(t *testing.T) {
+	if got, want := thresholds(config.Default().Certify).Resolved(), (window.Thresholds{}).Resolved(); got != want {
+		t.Errorf("daemon thresholds %+v, certificate's defaults %+v", got, want)
 	}
 }
