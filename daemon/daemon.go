@@ -261,10 +261,21 @@ func (d *Daemon) Reload(next *config.Config) {
 		d.mu.Lock()
 		c := d.cameras[name]
 		delete(d.cameras, name)
+		// Its zones' lines end with its source; they leave the table too.
+		var zones []*camera
+		for k, l := range d.cameras {
+			if l.zone != "" && l.cfg.Name == name {
+				zones = append(zones, l)
+				delete(d.cameras, k)
+			}
+		}
 		d.mu.Unlock()
 		if c != nil {
 			c.stop(sctx)
 			d.log.Info("camera stopped by reload", "camera", name)
+		}
+		for _, l := range zones {
+			l.stop(sctx)
 		}
 	}
 	for _, name := range append(append([]string(nil), added...), changed...) {

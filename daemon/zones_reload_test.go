@@ -72,4 +72,12 @@ func TestZoneReloadRestartsOnlyThatZone(t *testing.T) {
 	if final["syn.c"] != nil || final["syn.a"] != before["syn.a"] || final["syn.b"] != after["syn.b"] {
 		t.Errorf("removing zone c: lines %v", final)
 	}
+
+	// Removing the camera removes its zones' lines with it.
+	none := testConfig()
+	none.Cameras = nil
+	r.d.Reload(none)
+	if left := lines(); len(left) != 0 {
+		t.Errorf("after removing the camera: lines %v", left)
+	}
 }
