@@ -90,6 +90,7 @@ type camera struct {
 	zone string
 	cut  *stream.Preprocess
 	feed chan sourceItem
+	up   *camera // the camera whose source feeds the zone
 	// A camera with zones runs only its source stage and fans the frames
 	// out to its zones' lines (fanOut); feeds are theirs, by zone name.
 	zmu   sync.Mutex
@@ -647,12 +648,26 @@ func (c *camera) heartbeat(ctx context.Context) {
 }
 
 func (c *camera) status() Status {
+	// A zone is only as online as its camera's source: read that first,
+	// under the camera's lock alone.
+	var upState, upErr string
+	if c.up != nil {
+		c.up.mu.Lock()
+		upState, upErr = c.up.state, c.up.lastErr
+		c.up.mu.Unlock()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
 		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
+	if c.up != nil && upState != "online" && upState != "" {
+		s.State, s.Error = upState, "the camera's source is "+upState
+		if upErr != "" {
+			s.Error += ": " + upErr
+		}
+	}
 	for k, v := range c.verdict {
 		s.Windows[k] = v
 	}

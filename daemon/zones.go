@@ -124,7 +124,7 @@ func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 	l := &camera{cfg: zc, all: cfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus,
 		preset: c.preset, onEst: d.opt.OnEstimate, trainTime: d.metrics.training.WithLabelValues(key),
 		dir:  zoneDir(d.opt.StateDir, c.cfg.Name, z.Name),
-		zone: z.Name, cut: &pre, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, c.dash.thumbnailer(), cfg)}
+		zone: z.Name, cut: &pre, up: c, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, c.dash.thumbnailer(), cfg)}
 	l.alerts = newAlerter(c.cfg.Name, cfg.Alerts, l.loadBaseline())
 	l.feed = c.attach(z.Name)
 	d.mu.Lock()
