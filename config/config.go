@@ -9,9 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/sim"
 )
 
 // Config is the whole of physd's configuration. The zero value is not
@@ -251,7 +248,8 @@ type Events struct {
 
 // Estimator configures the per-window fit.
 type Estimator struct {
-	// Preset is the training recipe, one of estimator.PresetNames().
+	// Preset is the training recipe, one of estimator.PresetNames()
+	// (checked against Vocabulary.Presets).
 	Preset string `yaml:"preset"`
 	// StepsPerWindow is the number of Adam steps per window, warm-started
 	// from the previous window.
@@ -525,11 +523,13 @@ type Source struct {
 // Synthetic configures a live synthetic source: one of the paper's systems
 // released from (Z0, V0) and rendered frame by frame.
 type Synthetic struct {
-	// System is pendulum, intensity or scale.
-	System sim.System `yaml:"system"`
-	// Regime is underdamped, undamped, critical or overdamped (the paper's
-	// ground-truth coefficients).
-	Regime sim.Regime `yaml:"regime"`
+	// System is pendulum, intensity or scale (a sim.System, checked
+	// against Vocabulary.Systems).
+	System string `yaml:"system"`
+	// Regime is underdamped, undamped, critical or overdamped (a
+	// sim.Regime: the paper's ground-truth coefficients; checked against
+	// Vocabulary.Regimes).
+	Regime string `yaml:"regime"`
 	// Z0 is the initial state (degrees for the pendulum).
 	Z0 float64 `yaml:"z0"`
 	// V0 are initial velocities; each release uses the next one in turn.
@@ -538,7 +538,8 @@ type Synthetic struct {
 	EventEvery time.Duration `yaml:"event_every"`
 	// FPS is the frame rate; 0 uses the system's default.
 	FPS float64 `yaml:"fps"`
-	// Size is the side of the square frames in pixels.
+	// Size is the side of the square frames in pixels (between
+	// Vocabulary.MinSize and MaxSize); 0 uses the simulator's default.
 	Size int `yaml:"size"`
 	// Seed drives the scene's random choices.
 	Seed int64 `yaml:"seed"`
@@ -546,6 +547,20 @@ type Synthetic struct {
 	// possible.
 	Realtime bool `yaml:"realtime"`
 }
+
+// Defaults that name what other packages own. They are literals so that
+// config need not import those packages; a test in package daemon, which
+// imports them all, checks that they equal those packages' values.
+const (
+	// defaultPreset is estimator.DefaultPreset.
+	defaultPreset = "edge"
+	// defaultSystem is sim.SystemPendulum.
+	defaultSystem = "pendulum"
+	// defaultRegime is sim.RegimeUnderdamped.
+	defaultRegime = "underdamped"
+	// defaultSyntheticSize is sim.DefaultSize.
+	defaultSyntheticSize = 64
+)
 
 // Default returns the configuration physd runs without a config file: every
 // option at its default and one camera, DefaultCamera named "pendulum" (a
@@ -571,7 +586,7 @@ func Default() *Config {
 		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 1e-4,
 			Quiet: time.Second, MaxLength: 10 * time.Second},
 		Estimator: Estimator{
-			Preset:          estimator.DefaultPreset,
+			Preset:          defaultPreset,
 			StepsPerWindow:  10,
 			MaxWindowTime:   2 * time.Second,
 			Replay:          1,
@@ -600,12 +615,12 @@ func DefaultCamera() Camera {
 			ReconnectMax: DefaultReconnectMax,
 			Realtime:     true,
 			Synthetic: Synthetic{
-				System:     sim.SystemPendulum,
-				Regime:     sim.RegimeUnderdamped,
+				System:     defaultSystem,
+				Regime:     defaultRegime,
 				Z0:         50,
 				V0:         []float64{0},
 				EventEvery: time.Minute,
-				Size:       sim.DefaultSize,
+				Size:       defaultSyntheticSize,
 				Seed:       1,
 				Realtime:   true,
 			},

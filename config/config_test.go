@@ -23,12 +23,25 @@ func writeConfig(t *testing.T, text string) string {
 	return path
 }
 
-// loadText writes text to a file, loads it, and returns the config and the
-// error messages with the file's path replaced by "physd.yaml".
+// testVocab is the vocabulary the binary passes (daemon.Vocabulary), with
+// the names written out: config's tests cannot import estimator or sim.
+// daemon's TestVocabulary checks that it stays in step.
+func testVocab() Vocabulary {
+	return Vocabulary{
+		Presets: []string{"edge", "paper"},
+		Systems: []string{"pendulum", "intensity", "scale"},
+		Regimes: []string{"underdamped", "undamped", "critical", "overdamped"},
+		MinSize: 16, MaxSize: 4096,
+	}
+}
+
+// loadText writes text to a file, loads it with testVocab, and returns the
+// config and the error messages with the file's path replaced by
+// "physd.yaml".
 func loadText(t *testing.T, text string) (*Config, []string) {
 	t.Helper()
 	path := writeConfig(t, text)
-	cfg, err := Load(path)
+	cfg, err := LoadWith(path, testVocab())
 	if err == nil {
 		if cfg == nil {
 			t.Fatal("Load returned neither a config nor an error")
@@ -59,7 +72,7 @@ func unjoin(err error) []error {
 
 func TestDefaultIsValid(t *testing.T) {
 	errs := &errorList{source: "default"}
-	validate(Default(), map[string]pos{}, errs)
+	validate(Default(), map[string]pos{}, errs, testVocab())
 	for _, e := range errs.errs {
 		t.Error(e)
 	}
@@ -293,7 +306,7 @@ func TestRateLimitOptions(t *testing.T) {
 	list := &errorList{source: "code"}
 	bad := Default()
 	bad.HTTP.RateLimit = math.NaN()
-	validate(bad, map[string]pos{}, list)
+	validate(bad, map[string]pos{}, list, testVocab())
 	if len(list.errs) != 1 || !strings.Contains(list.errs[0].Error(), "http.rate_limit: is NaN") {
 		t.Errorf("NaN rate_limit: %v", list.errs)
 	}

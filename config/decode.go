@@ -26,10 +26,19 @@ const maxNodes = 1 << 16
 // "x-rtsp: &rtsp {kind: rtsp, transport: udp}".
 const extensionPrefix = "x-"
 
-// Load reads and parses the config file at path (see Parse). An empty path
-// returns Default(). A file that does not exist is an error that wraps
-// fs.ErrNotExist, so a caller with a default path can fall back to Default.
+// Load is LoadWith with a zero Vocabulary: it skips the checks of the
+// names other packages own (the estimator preset, the synthetic system
+// and regime, the synthetic frame size). A caller that runs the
+// configuration loads it with LoadWith.
 func Load(path string) (*Config, error) {
+	return LoadWith(path, Vocabulary{})
+}
+
+// LoadWith reads and parses the config file at path (see ParseWith),
+// checking the names v lists. An empty path returns Default(). A file that
+// does not exist is an error that wraps fs.ErrNotExist, so a caller with a
+// default path can fall back to Default.
+func LoadWith(path string, v Vocabulary) (*Config, error) {
 	if path == "" {
 		return Default(), nil
 	}
@@ -37,17 +46,27 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(data, path)
+	return ParseWith(data, path, v)
 }
 
-// Parse parses a YAML config file; source names it in error messages. An
-// empty document (or one holding only comments or a null) yields Default().
-// Keys that are left out keep their defaults; camera entries start from
-// DefaultCamera. Secrets are resolved from the environment and from files.
+// Parse is ParseWith with a zero Vocabulary: it skips the checks of the
+// names other packages own (the estimator preset, the synthetic system
+// and regime, the synthetic frame size).
+func Parse(data []byte, source string) (*Config, error) {
+	return ParseWith(data, source, Vocabulary{})
+}
+
+// ParseWith parses a YAML config file; source names it in error messages.
+// The names other packages own are checked against v (its empty fields
+// skip those checks). An empty document (or one holding only comments or a
+// null) yields Default(). Keys that are left out keep their defaults;
+// camera entries start from DefaultCamera. Secrets are resolved from the
+// environment and from files.
 //
 // Every problem found is reported: the error is an errors.Join of *Error
-// values, sorted by position, and the Config is nil. Parse never panics.
-func Parse(data []byte, source string) (cfg *Config, err error) {
+// values, sorted by position, and the Config is nil. ParseWith never
+// panics.
+func ParseWith(data []byte, source string, v Vocabulary) (cfg *Config, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			cfg, err = nil, &Error{Source: source, Msg: fmt.Sprintf("internal error: %v", r)}
@@ -69,7 +88,7 @@ func Parse(data []byte, source string) (cfg *Config, err error) {
 	}
 	d.decode(root, reflect.ValueOf(cfg).Elem(), "")
 	if !d.exhausted {
-		validate(cfg, d.pos, d.errs)
+		validate(cfg, d.pos, d.errs, v)
 	}
 	if len(d.errs.errs) > 0 {
 		return nil, joinSorted(d.errs.errs)

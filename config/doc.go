@@ -14,6 +14,12 @@
 // names) and those errors carry the position of the offending node too. Parse
 // reports every error it finds, joined with errors.Join; each is an *Error.
 //
+// The names that other packages own (the estimator preset, the synthetic
+// system and regime, the synthetic frame size bounds) are checked against a
+// Vocabulary the caller passes to LoadWith or ParseWith (physd's binary
+// passes daemon.Vocabulary), so that config imports neither the estimator
+// nor the simulator; Load and Parse skip those checks.
+//
 // Keys left out keep their defaults (Default, DefaultCamera): a camera entry
 // starts from DefaultCamera, so it only needs its name and the keys that
 // differ. A key with an empty (null) value sets a scalar or a list to its zero
@@ -28,6 +34,6 @@
 // "[redacted]".
 //
 // The package holds no mutable package-level state; it reads the environment
-// only to resolve secrets (Parse, Load), the state directory (StateDir) and
+// only to resolve secrets (Parse, Load and their With forms), the state directory (StateDir) and
 // the log format (Log.EffectiveFormat).
 package config

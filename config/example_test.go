@@ -15,7 +15,7 @@ const exampleFile = "physd.example.yaml"
 // TestExampleIsDefault loads the annotated example and checks that it
 // holds exactly the defaults, so the file cannot drift from the code.
 func TestExampleIsDefault(t *testing.T) {
-	cfg, err := Load(exampleFile)
+	cfg, err := LoadWith(exampleFile, testVocab())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestExampleCommentedCameras(t *testing.T) {
 	text := commentedCameras(t)
 	t.Setenv("PHYSD_BRIDGE_URL", "rtsp://user:password@10.0.0.5:554/stream1")
 	t.Setenv("PHYSD_PHONE_TOKEN", "correct horse battery staple")
-	cfg, err := Parse([]byte(text), exampleFile+" (commented cameras)")
+	cfg, err := ParseWith([]byte(text), exampleFile+" (commented cameras)", testVocab())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}

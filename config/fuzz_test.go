@@ -6,14 +6,15 @@ import (
 	"testing"
 )
 
-// FuzzParse checks that Parse never panics, and that it returns either a
-// config or an error made of *Error values, never both or neither. The
+// FuzzParse checks that ParseWith (with the binary's vocabulary) never
+// panics, and that it returns either a config or an error made of *Error
+// values, never both or neither. The
 // seed corpus is in testdata/fuzz/FuzzParse. (The 9 kB example file is not
 // a seed: minimising its mutations stalls the fuzzer for a minute each.)
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("cameras:\n  - name: a\n    window: {hop: 1s}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg, err := Parse(data, "fuzz.yaml")
+		cfg, err := ParseWith(data, "fuzz.yaml", testVocab())
 		if (cfg == nil) == (err == nil) {
 			t.Fatalf("Parse returned config %v and error %v", cfg != nil, err)
 		}

@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/sim"
 )
 
 // Limits checked by Parse.
@@ -71,6 +68,9 @@ func sourceKinds() []kindSpec {
 type validator struct {
 	errs *errorList
 	pos  map[string]pos
+	// vocab holds the names other packages own; its empty fields skip
+	// the checks of those names.
+	vocab Vocabulary
 }
 
 // at returns the position of path's node, or of its nearest ancestor that
@@ -143,9 +143,9 @@ func orList(items []string) string {
 }
 
 // validate checks the decoded configuration; pos holds the positions of
-// the values the file sets.
-func validate(c *Config, pos map[string]pos, errs *errorList) {
-	v := &validator{errs: errs, pos: pos}
+// the values the file sets, vocab the names other packages own.
+func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) {
+	v := &validator{errs: errs, pos: pos, vocab: vocab}
 	v.oneOf("log.level", c.Log.Level, LevelDebug, LevelInfo, LevelWarn, LevelError)
 	v.oneOf("log.format", c.Log.Format, FormatAuto, FormatText, FormatJSON)
 	v.webrtc(c)
@@ -349,8 +349,7 @@ func (v *validator) events(e Events) {
 }
 
 func (v *validator) estimator(e Estimator) {
-	names := estimator.PresetNames()
-	v.oneOf("estimator.preset", e.Preset, names...)
+	v.preset(e.Preset)
 	if e.StepsPerWindow < 0 {
 		v.errorf("estimator.steps_per_window", "is %d, want ≥ 0", e.StepsPerWindow)
 	}
@@ -592,17 +591,7 @@ func checkFile(v *validator, p string, s Source) {
 func checkSynthetic(v *validator, p string, s Source) {
 	y := s.Synthetic
 	p += ".synthetic"
-	if !y.System.Valid() {
-		v.errorf(p+".system", "is %q, want %s", y.System,
-			orList([]string{string(sim.SystemPendulum), string(sim.SystemIntensity), string(sim.SystemScale)}))
-	}
-	if _, err := sim.ParseRegime(string(y.Regime)); err != nil {
-		names := make([]string, 0, 4)
-		for _, r := range sim.Regimes() {
-			names = append(names, string(r))
-		}
-		v.wrapf(p+".regime", err, "is %q, want %s", y.Regime, orList(names))
-	}
+	v.syntheticNames(p, y)
 	if len(y.V0) == 0 {
 		v.errorf(p+".v0", "want at least one initial velocity")
 	}
@@ -610,9 +599,7 @@ func checkSynthetic(v *validator, p string, s Source) {
 	if y.FPS < 0 {
 		v.errorf(p+".fps", "is %v, want > 0 (or 0 for the system's default)", y.FPS)
 	}
-	if y.Size != 0 && (y.Size < sim.MinSize || y.Size > sim.MaxSize) {
-		v.errorf(p+".size", "is %d, want %d…%d", y.Size, sim.MinSize, sim.MaxSize)
-	}
+	v.syntheticSize(p+".size", y.Size)
 }
 
 func checkWHIP(v *validator, p string, s Source) {

@@ -57,7 +57,9 @@ type Daemon struct {
 	dash *dashHub
 }
 
-// New validates what can be checked before starting.
+// New validates what can be checked before starting, among it the names
+// cfg uses (the preset, each synthetic source's system and regime) against
+// Vocabulary.
 func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if cfg == nil {
 		return nil, errors.New("daemon: no configuration")
@@ -71,7 +73,10 @@ func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = 20 * time.Second
 	}
-	if _, err := estimator.LookupPreset(cfg.Estimator.Preset); err != nil {
+	// A Config built in code has not been through config.LoadWith: an
+	// unknown preset, system or regime is refused here, before any camera
+	// starts.
+	if err := cfg.CheckNames(Vocabulary()); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
 	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now(), dash: newDashHub(opt.Logger)}

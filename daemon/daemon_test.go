@@ -201,7 +201,7 @@ func TestEventsMode(t *testing.T) {
 	cam.Name = "spring"
 	cam.Mode = config.ModeEvents
 	y := &cam.Source.Synthetic
-	y.Regime, y.Z0, y.V0, y.EventEvery = sim.RegimeOverdamped, 70, []float64{-200, -600, -1000}, 8*time.Second
+	y.Regime, y.Z0, y.V0, y.EventEvery = string(sim.RegimeOverdamped), 70, []float64{-200, -600, -1000}, 8*time.Second
 	r := start(t, cfg, t.TempDir())
 	c := collect(t, r.d.NATSURL())
 	defer func() {

@@ -94,7 +94,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	if len(ests) < 3 {
 		t.Fatalf("%d certified estimates in 60 s, want 3", len(ests))
 	}
-	g1, g0 := sim.GroundTruth(cc.Source.Synthetic.Regime)
+	g1, g0 := sim.GroundTruth(sim.Regime(cc.Source.Synthetic.Regime))
 	false0 := 0
 	for _, m := range ests {
 		var e Estimate

@@ -35,7 +35,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if *cfgPath == "" {
 			return config.Default(), nil
 		}
-		return config.Load(*cfgPath)
+		return config.LoadWith(*cfgPath, daemon.Vocabulary())
 	}
 	cfg, err := load()
 	if err != nil {
@@ -131,7 +131,7 @@ func cmdConfig(args []string, stdout io.Writer) error {
 	if len(args) != 2 || args[0] != "check" {
 		return fmt.Errorf("config: %w: physd config check FILE", errUsage)
 	}
-	cfg, err := config.Load(args[1])
+	cfg, err := config.LoadWith(args[1], daemon.Vocabulary())
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,12 @@ func TestConfigCheck(t *testing.T) {
 	if code != exitError || !strings.Contains(e, "bad.yaml:2:8") || !strings.Contains(e, "bad.yaml:5:5") {
 		t.Errorf("bad: exit %d, stderr %q: want both errors with line:col", code, e)
 	}
+	// The names the estimator and the simulator own are checked too.
+	preset := filepath.Join(dir, "preset.yaml")
+	os.WriteFile(preset, []byte("estimator:\n  preset: huge\n"), 0o644)
+	if code, _, e := physd(t, "config", "check", preset); code != exitError || !strings.Contains(e, "preset.yaml:2:11: estimator.preset: is \"huge\"") {
+		t.Errorf("unknown preset: exit %d, stderr %q", code, e)
+	}
 	if code, _, _ := physd(t, "config", "check"); code != exitUsage {
 		t.Errorf("no file: exit %d", code)
 	}
