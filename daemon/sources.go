@@ -6,6 +6,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/simcam"
 	"github.com/physd/physd/stream"
 )
 
@@ -20,7 +21,7 @@ func newSource(cc config.Camera, pre stream.Preprocess, rtc *stream.WebRTC) (str
 	switch s.Kind {
 	case config.KindSynthetic:
 		y := s.Synthetic
-		src, err = stream.NewSynthetic(stream.SyntheticOptions{System: sim.System(y.System), Regime: sim.Regime(y.Regime), Gamma1: -1, Gamma0: -1,
+		src, err = simcam.New(simcam.Options{System: sim.System(y.System), Regime: sim.Regime(y.Regime), Gamma1: -1, Gamma0: -1,
 			Z0: y.Z0, V0: y.V0, EventEvery: y.EventEvery, FPS: y.FPS, Size: y.Size, Seed: y.Seed, Realtime: y.Realtime}, pre)
 	case config.KindFile:
 		src, err = stream.NewFileSource(s.Path, stream.FileSourceOptions{Preprocess: pre, FPS: cc.FPS, Realtime: s.Realtime, Loop: s.Loop})

@@ -13,9 +13,6 @@
 // A Source delivers frames one at a time, in capture order, to a callback,
 // until its context is done, it ends (io.EOF) or it fails:
 //
-//   - NewSynthetic: the built-in synthetic camera (package sim), an endless
-//     series of releases of a pendulum, intensity or scale system with
-//     known (γ1, γ0), in real time or as fast as possible;
 //   - NewFileSource: a video file, paced by its presentation times or as
 //     fast as possible, optionally looping;
 //   - NewRTSPSource: an RTSP camera; H.264, H.265 and VP8 over rtsp:// or
@@ -26,6 +23,10 @@
 //     AV1, H.265 with interleaved NAL units) through OpenCV's FFmpeg
 //     backend;
 //   - NewV4L2Source: a local camera through OpenCV's V4L2 backend.
+//
+// The built-in synthetic camera (rendered physics with known (γ1, γ0)) is
+// a Source too, but lives in package simcam, so that this package carries
+// no physics; SleepUntil, IndexTime and MinFPS are exported for it.
 //
 // Every Frame carries Seq (increasing by 1 per decoded frame: a jump means
 // dropped frames), Time (the presentation time from the stream start: a
@@ -104,9 +105,9 @@
 // # Building without OpenCV
 //
 // With the build tag nocv (e.g. CGO_ENABLED=0 go build -tags nocv), the
-// package builds in pure Go: Source, Frame, the synthetic camera,
-// Preprocess.ApplyGray, AnalyzeTiming and the errors work, while ReadFile
-// and the constructors of the file, RTSP and V4L2 sources return errors
-// wrapping ErrNoOpenCV, and Preprocess.Apply (which takes a gocv.Mat) does
+// package builds in pure Go: Source, Frame (and so package simcam's
+// synthetic camera), Preprocess.ApplyGray, AnalyzeTiming and the errors
+// work, while ReadFile and the constructors of the file, RTSP and V4L2
+// sources return errors wrapping ErrNoOpenCV, and Preprocess.Apply (which takes a gocv.Mat) does
 // not exist.
 package stream

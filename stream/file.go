@@ -9,11 +9,16 @@ import (
 // DefaultMaxFrames is the MaxFrames used when FileOptions.MaxFrames is 0.
 const DefaultMaxFrames = 100000
 
+// MinFPS is the lowest frame rate accepted as an option (one frame every
+// 1000 s): the lower bound of FileOptions.FPS, FileSourceOptions.FPS,
+// V4L2Options.FPS and the synthetic camera's (package simcam).
+const MinFPS = 1e-3
+
 const (
 	// maxEmptyReads bounds consecutive reads that succeed without an image.
 	maxEmptyReads = 100
-	// minFPS and maxFPS bound FileOptions.FPS.
-	minFPS, maxFPS = 1e-3, 1e7
+	// maxFPS bounds FileOptions.FPS and FileSourceOptions.FPS from above.
+	maxFPS = 1e7
 )
 
 // FileOptions configures ReadFile.
@@ -36,8 +41,8 @@ func (o FileOptions) validate() error {
 	if err := o.Preprocess.Validate(); err != nil {
 		return err
 	}
-	if !(o.FPS == 0 || o.FPS >= minFPS && o.FPS <= maxFPS) { // also NaN
-		return fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's rate): %w", o.FPS, minFPS, maxFPS, ErrInvalidOption)
+	if !(o.FPS == 0 || o.FPS >= MinFPS && o.FPS <= maxFPS) { // also NaN
+		return fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's rate): %w", o.FPS, MinFPS, maxFPS, ErrInvalidOption)
 	}
 	if math.IsNaN(o.From) || math.IsInf(o.From, 0) || o.From < 0 {
 		return fmt.Errorf("option From = %v: must be a time >= 0 in seconds: %w", o.From, ErrInvalidOption)

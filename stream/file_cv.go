@@ -58,7 +58,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 	err = d.eachAhead(ctx, func(m gocv.Mat, pts time.Duration, ok bool) error {
 		ft := pts
 		if opt.FPS > 0 {
-			ft = indexTime(d.seq, opt.FPS)
+			ft = IndexTime(d.seq, opt.FPS)
 		}
 		if to > 0 && ft >= to {
 			return errStopDecoding

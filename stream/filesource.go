@@ -46,8 +46,8 @@ func NewFileSource(path string, opt FileSourceOptions) (*FileSource, error) {
 	if err := opt.Preprocess.Validate(); err != nil {
 		return nil, s.wrap(err)
 	}
-	if !(opt.FPS == 0 || opt.FPS >= minFPS && opt.FPS <= maxFPS) { // also NaN
-		return nil, s.wrap(fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's times): %w", opt.FPS, minFPS, maxFPS, ErrInvalidOption))
+	if !(opt.FPS == 0 || opt.FPS >= MinFPS && opt.FPS <= maxFPS) { // also NaN
+		return nil, s.wrap(fmt.Errorf("FPS = %v: must be in [%g, %g] (or 0 to use the container's times): %w", opt.FPS, MinFPS, maxFPS, ErrInvalidOption))
 	}
 	if !haveOpenCV {
 		return nil, s.wrap(ErrNoOpenCV)

@@ -44,7 +44,7 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 		err = d.each(ctx, func(m gocv.Mat, pts time.Duration, _ bool) error {
 			t := pts
 			if s.opt.FPS > 0 {
-				t = indexTime(d.seq, s.opt.FPS)
+				t = IndexTime(d.seq, s.opt.FPS)
 			}
 			f, err := s.opt.Preprocess.Apply(m)
 			if err != nil {
@@ -53,7 +53,7 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 			f.Seq, f.Time = seq, offset+t
 			f.Wall = opened.Add(f.Time)
 			if s.opt.Realtime {
-				if err := sleepUntil(ctx, f.Wall); err != nil {
+				if err := SleepUntil(ctx, f.Wall); err != nil {
 					return err
 				}
 			}
@@ -66,7 +66,7 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 		})
 		step := d.clock.stepEstimate()
 		if s.opt.FPS > 0 {
-			step = indexTime(1, s.opt.FPS)
+			step = IndexTime(1, s.opt.FPS)
 		}
 		decoded := d.seq
 		d.Close()

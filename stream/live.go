@@ -216,7 +216,7 @@ func NewV4L2Source(device string, opt V4L2Options) (*V4L2Source, error) {
 	if opt.Width < 0 || opt.Height < 0 || opt.Width > 1<<16 || opt.Height > 1<<16 {
 		return nil, s.wrap(fmt.Errorf("Width×Height = %d×%d: %w", opt.Width, opt.Height, ErrInvalidOption))
 	}
-	if !(opt.FPS == 0 || opt.FPS >= minFPS && opt.FPS <= 1e4) {
+	if !(opt.FPS == 0 || opt.FPS >= MinFPS && opt.FPS <= 1e4) {
 		return nil, s.wrap(fmt.Errorf("FPS = %v: %w", opt.FPS, ErrInvalidOption))
 	}
 	var err error

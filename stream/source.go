@@ -10,11 +10,11 @@ import (
 
 // Source is a camera or a recording that delivers preprocessed frames.
 //
-// The sources of this package are NewSynthetic (the built-in synthetic
-// camera), NewFileSource (a video file), NewRTSPSource (an RTSP camera) and
-// NewV4L2Source (a local camera). Run may be called again after it returns;
-// each call opens the source afresh and starts again from Seq 0. Calls to
-// Run on one source must not overlap.
+// The sources of this package are NewFileSource (a video file),
+// NewRTSPSource (an RTSP camera) and NewV4L2Source (a local camera); the
+// built-in synthetic camera is package simcam's Camera. Run may be called
+// again after it returns; each call opens the source afresh and starts
+// again from Seq 0. Calls to Run on one source must not overlap.
 type Source interface {
 	// Name identifies the source in logs and errors; it never contains
 	// credentials (the userinfo of URLs is stripped).
@@ -30,15 +30,16 @@ type Source interface {
 
 // Compile-time checks that the sources implement Source.
 var (
-	_ Source = (*Synthetic)(nil)
 	_ Source = (*FileSource)(nil)
 	_ Source = (*RTSPSource)(nil)
 	_ Source = (*V4L2Source)(nil)
 )
 
-// sleepUntil waits until the wall clock reaches t or ctx is done, and
+// SleepUntil waits until the wall clock reaches t or ctx is done, and
 // returns ctx.Err() in the latter case. It returns at once if t has passed.
-func sleepUntil(ctx context.Context, t time.Time) error {
+// Sources that pace their frames in real time (Realtime options) wait with
+// it for each frame's Wall.
+func SleepUntil(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err()
@@ -87,7 +88,9 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// indexTime is the time of frame seq at a constant rate fps > 0.
-func indexTime(seq int, fps float64) time.Duration {
+// IndexTime is the time of frame seq at a constant rate fps > 0, seq/fps
+// rounded to the nanosecond: Frame.Time for frames at a fixed rate (a file
+// read with FPS set, the synthetic camera of package simcam).
+func IndexTime(seq int, fps float64) time.Duration {
 	return time.Duration(math.Round(float64(seq) / fps * float64(time.Second)))
 }

@@ -1,4 +1,4 @@
-package stream
+package simcam
 
 import (
 	"context"
@@ -11,22 +11,23 @@ import (
 	"time"
 
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/stream"
 )
 
 // collect runs src until it returns and returns its frames and error.
-func collect(t *testing.T, ctx context.Context, src Source) ([]Frame, error) {
+func collect(t *testing.T, ctx context.Context, src stream.Source) ([]stream.Frame, error) {
 	t.Helper()
-	var frames []Frame
-	err := src.Run(ctx, func(f Frame) error {
+	var frames []stream.Frame
+	err := src.Run(ctx, func(f stream.Frame) error {
 		frames = append(frames, f)
 		return nil
 	})
 	return frames, err
 }
 
-func TestSyntheticDeterministicAndContinuous(t *testing.T) {
-	opt := SyntheticOptions{Z0: 40, V0: []float64{0, 150}, EventEvery: 500 * time.Millisecond, Seed: 7, MaxFrames: 45}
-	a, err := NewSynthetic(opt, Preprocess{Size: 32})
+func TestCameraDeterministicAndContinuous(t *testing.T) {
+	opt := Options{Z0: 40, V0: []float64{0, 150}, EventEvery: 500 * time.Millisecond, Seed: 7, MaxFrames: 45}
+	a, err := New(opt, stream.Preprocess{Size: 32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestSyntheticDeterministicAndContinuous(t *testing.T) {
 	if len(fa) != 45 {
 		t.Fatalf("%d frames, want MaxFrames = 45", len(fa))
 	}
-	b, _ := NewSynthetic(opt, Preprocess{Size: 32})
+	b, _ := New(opt, stream.Preprocess{Size: 32})
 	fb, _ := collect(t, context.Background(), b)
 	for i := range fa {
 		if !slices.Equal(fa[i].Pix, fb[i].Pix) || fa[i].Time != fb[i].Time {
@@ -61,9 +62,9 @@ func TestSyntheticDeterministicAndContinuous(t *testing.T) {
 	// Another seed gives the same scene (the pendulum has no random parts
 	// without a nuisance), another nuisance seed a different one.
 	opt.Nuisance = sim.Nuisance{Kind: sim.NuisanceBackground, Level: 2}
-	n1, _ := NewSynthetic(opt, Preprocess{})
+	n1, _ := New(opt, stream.Preprocess{})
 	opt.Seed = 8
-	n2, _ := NewSynthetic(opt, Preprocess{})
+	n2, _ := New(opt, stream.Preprocess{})
 	f1, _ := collect(t, context.Background(), n1)
 	f2, _ := collect(t, context.Background(), n2)
 	if slices.Equal(f1[0].Pix, f2[0].Pix) {
@@ -88,8 +89,8 @@ func TestSyntheticDeterministicAndContinuous(t *testing.T) {
 	}
 }
 
-func TestSyntheticRealtime(t *testing.T) {
-	s, err := NewSynthetic(SyntheticOptions{Realtime: true, MaxFrames: 11}, Preprocess{})
+func TestCameraRealtime(t *testing.T) {
+	s, err := New(Options{Realtime: true, MaxFrames: 11}, stream.Preprocess{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestSyntheticRealtime(t *testing.T) {
 	// Cancellation interrupts the pacing promptly.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	s, _ = NewSynthetic(SyntheticOptions{Realtime: true, FPS: 1}, Preprocess{})
+	s, _ = New(Options{Realtime: true, FPS: 1}, stream.Preprocess{})
 	start = time.Now()
 	_, err = collect(t, ctx, s)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
@@ -119,14 +120,14 @@ func TestSyntheticRealtime(t *testing.T) {
 	}
 }
 
-// TestSyntheticSharedNormalisation checks that intensity events share one
+// TestCameraSharedNormalisation checks that intensity events share one
 // observation map: a given z has the same gray level in every event, and
 // the levels span the range once over all events.
-func TestSyntheticSharedNormalisation(t *testing.T) {
+func TestCameraSharedNormalisation(t *testing.T) {
 	for _, sys := range []sim.System{sim.SystemIntensity, sim.SystemScale} {
-		opt := SyntheticOptions{System: sys, Regime: sim.RegimeUnderdamped, Z0: 0.4, V0: []float64{0, -200, 200},
+		opt := Options{System: sys, Regime: sim.RegimeUnderdamped, Z0: 0.4, V0: []float64{0, -200, 200},
 			EventEvery: 2 * time.Second, Seed: 3, MaxFrames: 60}
-		s, err := NewSynthetic(opt, Preprocess{})
+		s, err := New(opt, stream.Preprocess{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func TestSyntheticSharedNormalisation(t *testing.T) {
 		}
 		for e := range 3 {
 			for k := range per {
-				f, _ := Preprocess{}.ApplyGray(want[e][k])
+				f, _ := stream.Preprocess{}.ApplyGray(want[e][k])
 				if !slices.Equal(f.Pix, frames[e*per+k].Pix) {
 					t.Fatalf("%s: event %d frame %d differs from RenderSet's", sys, e, k)
 				}
@@ -161,8 +162,8 @@ func TestSyntheticSharedNormalisation(t *testing.T) {
 	}
 }
 
-func TestSyntheticOptions(t *testing.T) {
-	s, err := NewSynthetic(SyntheticOptions{Gamma1: 0.5, Gamma0: 9, System: sim.SystemScale, Nuisance: sim.Nuisance{Kind: sim.NuisanceJitter, Level: 1}}, Preprocess{})
+func TestOptions(t *testing.T) {
+	s, err := New(Options{Gamma1: 0.5, Gamma0: 9, System: sim.SystemScale, Nuisance: sim.Nuisance{Kind: sim.NuisanceJitter, Level: 1}}, stream.Preprocess{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,46 +173,46 @@ func TestSyntheticOptions(t *testing.T) {
 	if s.FPS() != 10 || s.FramesPerEvent() != 50 || !strings.Contains(s.Name(), "gamma1=0.5,gamma0=9") || !strings.Contains(s.Name(), "jitter:1") {
 		t.Errorf("FPS %v, per event %d, Name %q", s.FPS(), s.FramesPerEvent(), s.Name())
 	}
-	s, _ = NewSynthetic(SyntheticOptions{Regime: sim.RegimeCritical, Gamma1: -1}, Preprocess{})
+	s, _ = New(Options{Regime: sim.RegimeCritical, Gamma1: -1}, stream.Preprocess{})
 	if g1, g0 := s.Truth(); g1 != 4 || g0 != 4 {
 		t.Errorf("regime Truth = %v, %v", g1, g0)
 	}
 
 	bad := []struct {
-		opt   SyntheticOptions
-		pre   Preprocess
+		opt   Options
+		pre   stream.Preprocess
 		field string
 	}{
-		{SyntheticOptions{System: "spring"}, Preprocess{}, "System"},
-		{SyntheticOptions{Regime: "chaotic"}, Preprocess{}, "Regime"},
-		{SyntheticOptions{V0: []float64{1, 2, 1}}, Preprocess{}, "V0"},
-		{SyntheticOptions{V0: []float64{1, 1}}, Preprocess{}, "V0"},
-		{SyntheticOptions{EventEvery: -time.Second}, Preprocess{}, "EventEvery"},
-		{SyntheticOptions{EventEvery: 50 * time.Millisecond}, Preprocess{}, "Duration"},
-		{SyntheticOptions{FPS: math.NaN()}, Preprocess{}, "FPS"},
-		{SyntheticOptions{FPS: -1}, Preprocess{}, "FPS"},
-		{SyntheticOptions{Size: 8}, Preprocess{}, "Size"},
-		{SyntheticOptions{MaxFrames: -1}, Preprocess{}, "MaxFrames"},
-		{SyntheticOptions{Nuisance: sim.Nuisance{Kind: sim.NuisanceClutter}}, Preprocess{}, "Nuisance"},
-		{SyntheticOptions{}, Preprocess{ROI: ROI{X: 60, W: 10, H: 10}}, "ROI"},
-		{SyntheticOptions{Z0: math.Inf(1)}, Preprocess{}, "Z0"},
+		{Options{System: "spring"}, stream.Preprocess{}, "System"},
+		{Options{Regime: "chaotic"}, stream.Preprocess{}, "Regime"},
+		{Options{V0: []float64{1, 2, 1}}, stream.Preprocess{}, "V0"},
+		{Options{V0: []float64{1, 1}}, stream.Preprocess{}, "V0"},
+		{Options{EventEvery: -time.Second}, stream.Preprocess{}, "EventEvery"},
+		{Options{EventEvery: 50 * time.Millisecond}, stream.Preprocess{}, "Duration"},
+		{Options{FPS: math.NaN()}, stream.Preprocess{}, "FPS"},
+		{Options{FPS: -1}, stream.Preprocess{}, "FPS"},
+		{Options{Size: 8}, stream.Preprocess{}, "Size"},
+		{Options{MaxFrames: -1}, stream.Preprocess{}, "MaxFrames"},
+		{Options{Nuisance: sim.Nuisance{Kind: sim.NuisanceClutter}}, stream.Preprocess{}, "Nuisance"},
+		{Options{}, stream.Preprocess{ROI: stream.ROI{X: 60, W: 10, H: 10}}, "ROI"},
+		{Options{Z0: math.Inf(1)}, stream.Preprocess{}, "Z0"},
 	}
 	for _, tc := range bad {
-		_, err := NewSynthetic(tc.opt, tc.pre)
-		if err == nil || !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), "synthetic") {
-			t.Errorf("NewSynthetic(%+v, %+v) = %v, want an error naming %s", tc.opt, tc.pre, err, tc.field)
+		_, err := New(tc.opt, tc.pre)
+		if err == nil || !strings.Contains(err.Error(), tc.field) || !strings.HasPrefix(err.Error(), "simcam: synthetic camera: ") {
+			t.Errorf("New(%+v, %+v) = %v, want an error naming %s", tc.opt, tc.pre, err, tc.field)
 		}
-		if err != nil && !errors.Is(err, ErrInvalidOption) && !errors.Is(err, sim.ErrInvalidScene) {
+		if err != nil && !errors.Is(err, stream.ErrInvalidOption) && !errors.Is(err, sim.ErrInvalidScene) {
 			t.Errorf("%v wraps neither ErrInvalidOption nor sim.ErrInvalidScene", err)
 		}
 	}
 }
 
-func TestSyntheticEmitError(t *testing.T) {
-	s, _ := NewSynthetic(SyntheticOptions{}, Preprocess{Size: 16, Binarize: true})
+func TestCameraEmitError(t *testing.T) {
+	s, _ := New(Options{}, stream.Preprocess{Size: 16, Binarize: true})
 	stop := errors.New("stop")
 	n := 0
-	err := s.Run(context.Background(), func(f Frame) error {
+	err := s.Run(context.Background(), func(f stream.Frame) error {
 		for _, v := range f.Pix {
 			if v != 0 && v != 1 {
 				t.Fatalf("binarised pixel %v", v)

@@ -1,4 +1,4 @@
-package stream
+package simcam
 
 import (
 	"context"
@@ -9,23 +9,27 @@ import (
 	"time"
 
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/stream"
 )
 
-// Defaults of SyntheticOptions.
+// Compile-time check that a Camera is a stream.Source.
+var _ stream.Source = (*Camera)(nil)
+
+// Defaults of Options.
 const (
-	// DefaultEventEvery is the event length used when
-	// SyntheticOptions.EventEvery is 0.
+	// DefaultEventEvery is the event length used when Options.EventEvery
+	// is 0.
 	DefaultEventEvery = 5 * time.Second
 )
 
-// DefaultV0 returns the initial velocities the synthetic camera cycles
-// through when SyntheticOptions.V0 is empty: −200, 200 and −100 (degrees
-// per second for the pendulum, raw state units per second otherwise, as in
-// the paper's tables).
+// DefaultV0 returns the initial velocities the camera cycles through when
+// Options.V0 is empty: −200, 200 and −100 (degrees per second for the
+// pendulum, raw state units per second otherwise, as in the paper's
+// tables).
 func DefaultV0() []float64 { return []float64{-200, 200, -100} }
 
-// SyntheticOptions configures the synthetic camera (see NewSynthetic).
-type SyntheticOptions struct {
+// Options configures the synthetic camera (see New).
+type Options struct {
 	// System is the simulated object; empty means sim.SystemPendulum.
 	System sim.System
 	// Regime selects the paper's ground truth (sim.GroundTruth); empty
@@ -50,7 +54,8 @@ type SyntheticOptions struct {
 	// FPS is the frame rate; 0 means sim.DefaultFPS(System).
 	FPS float64
 	// Size is the side of the rendered square frames; 0 means
-	// sim.DefaultSize. Preprocess applies afterwards.
+	// sim.DefaultSize. The stream.Preprocess given to New applies
+	// afterwards.
 	Size int
 	// Seed drives the rendering; event i uses Seed+i for its nuisance. The
 	// same options give identical frames.
@@ -65,10 +70,10 @@ type SyntheticOptions struct {
 	Nuisance sim.Nuisance
 }
 
-// Synthetic is the built-in synthetic camera, for demos and tests: an
-// endless stream of events rendered by package sim, each a release of the
-// simulated system from (Z0, V0[i]) lasting EventEvery, played one after
-// another as one continuous stream. Seq and Time continue across events;
+// Camera is the built-in synthetic camera, a stream.Source for demos and
+// tests: an endless stream of events rendered by package sim, each a
+// release of the simulated system from (Z0, V0[i]) lasting EventEvery,
+// played one after another as one continuous stream. Seq and Time continue across events;
 // at an event boundary the state jumps (a new release).
 //
 // All events are drawn through one observation map: for the intensity and
@@ -78,29 +83,30 @@ type SyntheticOptions struct {
 // every event. Events are rendered lazily, one frame at a time, so memory
 // stays bounded however long the stream runs.
 //
-// A Synthetic is immutable after construction; Run may be called again
+// A Camera is immutable after construction; Run may be called again
 // (each call starts from event 0).
-type Synthetic struct {
-	opt            SyntheticOptions // defaults applied
-	pre            Preprocess
+type Camera struct {
+	opt            Options // defaults applied
+	pre            stream.Preprocess
 	gamma1, gamma0 float64
 	obs            sim.Observation
 	perEvent       int // frames per event
 	name           string
 }
 
-// NewSynthetic validates the options and prepares the synthetic camera.
-// Errors wrap ErrInvalidOption (or sim.ErrInvalidScene for a scene sim
-// rejects, e.g. an event shorter than sim.MinFrames frames).
-func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
-	fail := func(err error) (*Synthetic, error) {
-		return nil, fmt.Errorf("stream: synthetic camera: %w", err)
+// New validates the options and prepares the synthetic camera; pre is
+// applied to every rendered frame. Errors wrap stream.ErrInvalidOption (or
+// sim.ErrInvalidScene for a scene sim rejects, e.g. an event shorter than
+// sim.MinFrames frames).
+func New(cfg Options, pre stream.Preprocess) (*Camera, error) {
+	fail := func(err error) (*Camera, error) {
+		return nil, fmt.Errorf("simcam: synthetic camera: %w", err)
 	}
 	if cfg.System == "" {
 		cfg.System = sim.SystemPendulum
 	}
 	if !cfg.System.Valid() {
-		return fail(fmt.Errorf("option System = %q: want %q, %q or %q: %w", cfg.System, sim.SystemPendulum, sim.SystemIntensity, sim.SystemScale, ErrInvalidOption))
+		return fail(fmt.Errorf("option System = %q: want %q, %q or %q: %w", cfg.System, sim.SystemPendulum, sim.SystemIntensity, sim.SystemScale, stream.ErrInvalidOption))
 	}
 	g1, g0 := cfg.Gamma1, cfg.Gamma0
 	explicit := g1 >= 0 && g0 >= 0 && (g1 != 0 || g0 != 0)
@@ -110,7 +116,7 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 			regime = sim.RegimeUnderdamped
 		}
 		if !regime.Valid() {
-			return fail(fmt.Errorf("option Regime = %q: want underdamped, undamped, critical or overdamped: %w", regime, ErrInvalidOption))
+			return fail(fmt.Errorf("option Regime = %q: want underdamped, undamped, critical or overdamped: %w", regime, stream.ErrInvalidOption))
 		}
 		g1, g0 = sim.GroundTruth(regime)
 	}
@@ -121,7 +127,7 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 	if n := len(cfg.V0); n > 1 {
 		for i, v := range cfg.V0 {
 			if next := cfg.V0[(i+1)%n]; v == next {
-				return fail(fmt.Errorf("V0 = %v: entries %d and %d are equal, so two consecutive events would repeat one trajectory: %w", cfg.V0, i, (i+1)%n, ErrInvalidOption))
+				return fail(fmt.Errorf("V0 = %v: entries %d and %d are equal, so two consecutive events would repeat one trajectory: %w", cfg.V0, i, (i+1)%n, stream.ErrInvalidOption))
 			}
 		}
 	}
@@ -129,24 +135,24 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 		cfg.EventEvery = DefaultEventEvery
 	}
 	if cfg.EventEvery < 0 {
-		return fail(fmt.Errorf("EventEvery = %v: must be > 0 (0 = %v): %w", cfg.EventEvery, DefaultEventEvery, ErrInvalidOption))
+		return fail(fmt.Errorf("EventEvery = %v: must be > 0 (0 = %v): %w", cfg.EventEvery, DefaultEventEvery, stream.ErrInvalidOption))
 	}
 	if cfg.FPS == 0 {
 		cfg.FPS = sim.DefaultFPS(cfg.System)
 	}
-	if !(cfg.FPS >= minFPS && cfg.FPS <= 1e4) { // also NaN
-		return fail(fmt.Errorf("FPS = %v: must be in [%g, 1e4] (0 = the system's default): %w", cfg.FPS, minFPS, ErrInvalidOption))
+	if !(cfg.FPS >= stream.MinFPS && cfg.FPS <= 1e4) { // also NaN
+		return fail(fmt.Errorf("FPS = %v: must be in [%g, 1e4] (0 = the system's default): %w", cfg.FPS, stream.MinFPS, stream.ErrInvalidOption))
 	}
 	if cfg.Size == 0 {
 		cfg.Size = sim.DefaultSize
 	}
 	if cfg.MaxFrames < 0 {
-		return fail(fmt.Errorf("MaxFrames = %d: must be >= 0 (0 = unlimited): %w", cfg.MaxFrames, ErrInvalidOption))
+		return fail(fmt.Errorf("MaxFrames = %d: must be >= 0 (0 = unlimited): %w", cfg.MaxFrames, stream.ErrInvalidOption))
 	}
 	if err := pre.CheckFrame(cfg.Size, cfg.Size); err != nil {
 		return fail(err)
 	}
-	s := &Synthetic{opt: cfg, pre: pre, gamma1: g1, gamma0: g0}
+	s := &Camera{opt: cfg, pre: pre, gamma1: g1, gamma0: g0}
 	// The trajectories of events i and i+len(V0) are the same, so the
 	// first len(V0) events span every state the stream will show.
 	scenes := make([]sim.Scene, len(cfg.V0))
@@ -176,7 +182,7 @@ func NewSynthetic(cfg SyntheticOptions, pre Preprocess) (*Synthetic, error) {
 }
 
 // scene returns the sim scene of event i.
-func (s *Synthetic) scene(i int) sim.Scene {
+func (s *Camera) scene(i int) sim.Scene {
 	o := s.opt
 	return sim.Scene{
 		System: o.System, Gamma1: s.gamma1, Gamma0: s.gamma0,
@@ -187,24 +193,24 @@ func (s *Synthetic) scene(i int) sim.Scene {
 }
 
 // Name identifies the source, e.g. "synthetic:pendulum/underdamped/seed=1".
-func (s *Synthetic) Name() string { return s.name }
+func (s *Camera) Name() string { return s.name }
 
 // Truth returns the coefficients (γ1, γ0) every event is rendered with.
-func (s *Synthetic) Truth() (gamma1, gamma0 float64) { return s.gamma1, s.gamma0 }
+func (s *Camera) Truth() (gamma1, gamma0 float64) { return s.gamma1, s.gamma0 }
 
 // FPS returns the frame rate of the stream.
-func (s *Synthetic) FPS() float64 { return s.opt.FPS }
+func (s *Camera) FPS() float64 { return s.opt.FPS }
 
 // FramesPerEvent returns the number of frames of one event,
 // round(EventEvery·FPS); event i covers Seq i·FramesPerEvent() up to
 // (i+1)·FramesPerEvent() − 1.
-func (s *Synthetic) FramesPerEvent() int { return s.perEvent }
+func (s *Camera) FramesPerEvent() int { return s.perEvent }
 
 // Run renders and emits frames until ctx is done (returns ctx.Err()),
 // MaxFrames frames have been emitted (returns io.EOF) or emit fails
 // (returns its error). Frame k has Time = k/FPS and Wall = the start of
 // Run + Time; with Realtime, it is emitted no earlier than its Wall.
-func (s *Synthetic) Run(ctx context.Context, emit func(Frame) error) error {
+func (s *Camera) Run(ctx context.Context, emit func(stream.Frame) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -213,7 +219,7 @@ func (s *Synthetic) Run(ctx context.Context, emit func(Frame) error) error {
 	for ev := 0; ; ev++ {
 		r, err := sim.NewClipRenderer(s.scene(ev), s.obs)
 		if err != nil {
-			return fmt.Errorf("stream: %s: event %d: %w", s.name, ev, err)
+			return fmt.Errorf("simcam: %s: event %d: %w", s.name, ev, err)
 		}
 		for k := range r.Len() {
 			if s.opt.MaxFrames > 0 && seq >= s.opt.MaxFrames {
@@ -224,12 +230,12 @@ func (s *Synthetic) Run(ctx context.Context, emit func(Frame) error) error {
 			}
 			f, err := s.pre.ApplyGray(r.Frame(k))
 			if err != nil {
-				return fmt.Errorf("stream: %s: frame %d: %w", s.name, seq, err)
+				return fmt.Errorf("simcam: %s: frame %d: %w", s.name, seq, err)
 			}
-			f.Seq, f.Time = seq, indexTime(seq, s.opt.FPS)
+			f.Seq, f.Time = seq, stream.IndexTime(seq, s.opt.FPS)
 			f.Wall = start.Add(f.Time)
 			if s.opt.Realtime {
-				if err := sleepUntil(ctx, f.Wall); err != nil {
+				if err := stream.SleepUntil(ctx, f.Wall); err != nil {
 					return err
 				}
 			}
