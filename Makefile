@@ -148,7 +148,7 @@ cross:
 # qemu. arm64 fuses multiply-adds and has no gonum assembly, so float
 # results differ in the last bits from amd64; the accuracy and
 # certification tests must hold there too.
-ARM64_PKGS := ./estimator/... ./window ./tracker ./sim ./config ./daemon/outbox
+ARM64_PKGS := ./estimator/... ./window ./tracker ./sim ./simcam ./config ./daemon/outbox
 test-arm64:
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -count=1 -tags nocv -timeout 15m -exec qemu-aarch64-static $(ARM64_PKGS)
 
