@@ -354,9 +354,10 @@ type Camera struct {
 // Zone is one watched object in a camera's picture (a cable, a mount): its
 // own region, windows, encoder, checkpoint, baseline and alerts, fed by the
 // camera's one decoded stream. What a zone leaves zero it takes from its
-// camera; the camera's other settings (source, reference, fps, binarize,
+// camera (size, window) or from the global sections (estimator, certify,
+// alerts); the camera's other settings (source, reference, fps, binarize,
 // mode) apply to all its zones alike. ZoneCamera gives the Camera a zone's
-// pipeline runs as.
+// pipeline runs as, Config.ZoneConfig the configuration it runs under.
 type Zone struct {
 	// Name identifies the zone within its camera (in subjects, logs and
 	// the state directory, after the camera's name): 1 to 64 of A-Z a-z
@@ -372,6 +373,86 @@ type Zone struct {
 	// keeps the camera's value, itself the global one unless overridden.
 	// Objects of different stiffness in one view want different windows.
 	Window WindowOverride `yaml:"window"`
+	// Estimator overrides the global estimator's per-window tuning for
+	// this zone: a zero field keeps the global value. (The preset, seed
+	// and checkpoint period are the camera's: its zones share one
+	// encoder recipe.)
+	Estimator EstimatorOverride `yaml:"estimator"`
+	// Certify overrides the global certification limits for this zone: a
+	// zero field keeps the global value (itself 0 for the certificate's
+	// default). A thin cable and a stiff mount in one view need not pass
+	// the same bar.
+	Certify Certify `yaml:"certify"`
+	// Alerts overrides the global drift alerts for this zone: a zero
+	// field keeps the global value, so one object can alert on a smaller
+	// drift than its neighbours.
+	Alerts AlertsOverride `yaml:"alerts"`
+}
+
+// EstimatorOverride overrides the per-window tuning of the global
+// Estimator for one zone. A zero field keeps the global value, so a zone
+// cannot set a field to 0 itself (no lambda: 0, no steps_per_window: 0).
+type EstimatorOverride struct {
+	// StepsPerWindow replaces Estimator.StepsPerWindow unless 0.
+	StepsPerWindow int `yaml:"steps_per_window"`
+	// MaxWindowTime replaces Estimator.MaxWindowTime unless 0.
+	MaxWindowTime time.Duration `yaml:"max_window_time"`
+	// Replay replaces Estimator.Replay unless 0.
+	Replay int `yaml:"replay"`
+	// Tau replaces Estimator.Tau unless 0.
+	Tau float64 `yaml:"tau"`
+	// Lambda replaces Estimator.Lambda unless 0.
+	Lambda float64 `yaml:"lambda"`
+	// LREncoder replaces Estimator.LREncoder unless 0.
+	LREncoder float64 `yaml:"lr_encoder"`
+}
+
+// AlertsOverride overrides the global Alerts for one zone. A zero field
+// keeps the global value.
+type AlertsOverride struct {
+	// BaselineWindows replaces Alerts.BaselineWindows unless 0.
+	BaselineWindows int `yaml:"baseline_windows"`
+	// FnDrift replaces Alerts.FnDrift unless 0.
+	FnDrift float64 `yaml:"fn_drift"`
+	// ZetaDrift replaces Alerts.ZetaDrift unless 0.
+	ZetaDrift float64 `yaml:"zeta_drift"`
+	// Consecutive replaces Alerts.Consecutive unless 0.
+	Consecutive int `yaml:"consecutive"`
+}
+
+// ZoneConfig returns the configuration z's pipeline runs under: a copy of
+// c whose Estimator, Certify and Alerts sections have z's non-zero
+// overrides applied. Everything else, the windows included (ZoneCamera
+// resolves a zone's windows), equals c's; the copy shares c's slices
+// (Cameras, NATS.URLs and the like), which the caller must not modify.
+func (c *Config) ZoneConfig(z Zone) *Config {
+	zc := *c
+	e, o := &zc.Estimator, z.Estimator
+	override(&e.StepsPerWindow, o.StepsPerWindow)
+	override(&e.MaxWindowTime, o.MaxWindowTime)
+	override(&e.Replay, o.Replay)
+	override(&e.Tau, o.Tau)
+	override(&e.Lambda, o.Lambda)
+	override(&e.LREncoder, o.LREncoder)
+	override(&zc.Certify.MinPsi, z.Certify.MinPsi)
+	override(&zc.Certify.MaxRelResidual, z.Certify.MaxRelResidual)
+	override(&zc.Certify.MaxRevisit, z.Certify.MaxRevisit)
+	override(&zc.Certify.MinWidth, z.Certify.MinWidth)
+	a, ao := &zc.Alerts, z.Alerts
+	override(&a.BaselineWindows, ao.BaselineWindows)
+	override(&a.FnDrift, ao.FnDrift)
+	override(&a.ZetaDrift, ao.ZetaDrift)
+	override(&a.Consecutive, ao.Consecutive)
+	return &zc
+}
+
+// override sets *dst to v unless v is zero: the rule of every override
+// section.
+func override[T comparable](dst *T, v T) {
+	var zero T
+	if v != zero {
+		*dst = v
+	}
 }
 
 // ZoneCamera returns the Camera z's pipeline runs as: c with z's ROI, z's

@@ -19,7 +19,9 @@ type Effective struct {
 	// Events is Config.Events for a camera in events mode, the zero value
 	// otherwise (single-mode cameras do not use it).
 	Events Events
-	// Estimator, Certify and Alerts are the global sections.
+	// Estimator, Certify and Alerts are the global sections (for a zone,
+	// ZoneDiff passes its ZoneConfig: the global sections with the zone's
+	// overrides).
 	Estimator Estimator
 	Certify   Certify
 	Alerts    Alerts
@@ -110,10 +112,12 @@ func cameraChanged(old, new *Config, o, n Camera) bool {
 
 // ZoneDiff compares the zones of the camera with the given name in two
 // configurations by zone name, for a reload: added are in new only, removed
-// in old only, and changed are in both with different effective settings,
-// Effective of the zone's ZoneCamera (so a change of the camera's own
-// settings or of the global windows, events, estimator, certify or alerts
-// sections changes every zone it reaches). A camera missing from a
+// in old only, and changed are in both with different effective settings:
+// Effective of the zone's ZoneCamera under its ZoneConfig (so a change of
+// the zone's own overrides changes that zone, and a change of the
+// camera's own settings or of the global windows, events, estimator,
+// certify or alerts sections changes every zone it reaches, unless the
+// zone overrides what changed). A camera missing from a
 // configuration (or a nil Config) has no zones there. added and changed
 // follow new's order, removed follows old's.
 func ZoneDiff(old, new *Config, camera string) (added, removed, changed []string) {
@@ -126,7 +130,7 @@ func ZoneDiff(old, new *Config, camera string) (added, removed, changed []string
 	}
 	oldZones := map[string]Effective{}
 	for _, z := range oldCam.Zones {
-		oldZones[z.Name] = old.Effective(oldCam.ZoneCamera(z))
+		oldZones[z.Name] = old.ZoneConfig(z).Effective(oldCam.ZoneCamera(z))
 	}
 	newNames := map[string]bool{}
 	for _, z := range newCam.Zones {
@@ -135,7 +139,7 @@ func ZoneDiff(old, new *Config, camera string) (added, removed, changed []string
 		switch {
 		case !ok:
 			added = append(added, z.Name)
-		case !equalValues(reflect.ValueOf(prev), reflect.ValueOf(new.Effective(newCam.ZoneCamera(z)))):
+		case !equalValues(reflect.ValueOf(prev), reflect.ValueOf(new.ZoneConfig(z).Effective(newCam.ZoneCamera(z)))):
 			changed = append(changed, z.Name)
 		}
 	}

@@ -160,12 +160,13 @@ func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) 
 	v.windows(c.Windows)
 	v.events(c.Events)
 	v.estimator(c.Estimator)
-	v.certify(c.Certify)
-	v.alerts(c.Alerts)
+	v.certify("certify", c.Certify, false)
+	a := c.Alerts
+	v.alerts("alerts", AlertsOverride{BaselineWindows: a.BaselineWindows, FnDrift: a.FnDrift, ZetaDrift: a.ZetaDrift, Consecutive: a.Consecutive}, false)
 	first := map[string]int{}
 	for i, cam := range c.Cameras {
 		p := fmt.Sprintf("cameras[%d]", i)
-		v.camera(p, cam, c.Windows)
+		v.camera(p, cam, c)
 		if !ValidCameraName(cam.Name) {
 			continue
 		}
@@ -350,57 +351,100 @@ func (v *validator) events(e Events) {
 
 func (v *validator) estimator(e Estimator) {
 	v.preset(e.Preset)
-	if e.StepsPerWindow < 0 {
-		v.errorf("estimator.steps_per_window", "is %d, want ≥ 0", e.StepsPerWindow)
-	}
-	v.positive("estimator.max_window_time", e.MaxWindowTime)
-	if e.Replay < 0 {
-		v.errorf("estimator.replay", "is %d, want ≥ 0", e.Replay)
-	}
-	if !(e.Tau > 0) {
-		v.errorf("estimator.tau", "is %v, want > 0", e.Tau)
-	}
-	if !(e.Lambda >= 0) {
-		v.errorf("estimator.lambda", "is %v, want ≥ 0", e.Lambda)
-	}
-	switch {
-	case e.LREncoder < 0:
-		v.errorf("estimator.lr_encoder", "is %v, want ≥ 0", e.LREncoder)
-	case e.LREncoder == 0 && e.StepsPerWindow > 0:
+	v.tuning("estimator", EstimatorOverride{StepsPerWindow: e.StepsPerWindow, MaxWindowTime: e.MaxWindowTime,
+		Replay: e.Replay, Tau: e.Tau, Lambda: e.Lambda, LREncoder: e.LREncoder}, false)
+	if e.LREncoder == 0 && e.StepsPerWindow > 0 {
 		v.errorf("estimator.lr_encoder", "is 0 but steps_per_window is %d, want > 0 (or steps_per_window: 0)", e.StepsPerWindow)
 	}
 	v.nonNegative("estimator.checkpoint_every", e.CheckpointEvery)
 }
 
-// certify checks the certificate's limits; 0 is each one's default, which
-// the certificate itself holds (window.Thresholds), so it is written once.
-func (v *validator) certify(c Certify) {
-	if !(c.MinPsi >= 0 && c.MinPsi <= 1) {
-		v.errorf("certify.min_psi", "is %v, want in (0, 1] (or 0 for the default)", c.MinPsi)
+// orZero is the end of an error message about the field key of section p:
+// for a zone's override (zone), that 0 keeps the global value; otherwise
+// def, what the global field's 0 means ("" when 0 is invalid there).
+func orZero(p, key string, zone bool, def string) string {
+	if zone {
+		_, section, _ := strings.Cut(p[strings.LastIndexByte(p, ']')+1:], ".")
+		return fmt.Sprintf(" (or 0 for %s.%s)", section, key)
 	}
-	if !(c.MaxRelResidual >= 0) {
-		v.errorf("certify.max_rel_residual", "is %v, want > 0 (or 0 for the default)", c.MaxRelResidual)
+	return def
+}
+
+// tuning checks the estimator's per-window tuning at p: the global
+// section's (zone false) or a zone's override (zone true), where a 0 is
+// always fine (it keeps the global value) and any other value follows the
+// global field's rule.
+func (v *validator) tuning(p string, e EstimatorOverride, zone bool) {
+	if e.StepsPerWindow < 0 {
+		v.errorf(p+".steps_per_window", "is %d, want ≥ 0%s", e.StepsPerWindow, orZero(p, "steps_per_window", zone, ""))
 	}
-	if !(c.MaxRevisit >= 0) {
-		v.errorf("certify.max_revisit", "is %v, want > 0 (or 0 for the default)", c.MaxRevisit)
+	if e.MaxWindowTime < 0 || (!zone && e.MaxWindowTime == 0) {
+		v.errorf(p+".max_window_time", "is %v, want > 0%s", e.MaxWindowTime, orZero(p, "max_window_time", zone, ""))
 	}
-	if !(c.MinWidth >= 0 && c.MinWidth <= 1) {
-		v.errorf("certify.min_width", "is %v, want in (0, 1] (or 0 for the default)", c.MinWidth)
+	if e.Replay < 0 {
+		v.errorf(p+".replay", "is %d, want ≥ 0%s", e.Replay, orZero(p, "replay", zone, ""))
+	}
+	if !(e.Tau > 0) && !(zone && e.Tau == 0) {
+		v.errorf(p+".tau", "is %v, want > 0%s", e.Tau, orZero(p, "tau", zone, ""))
+	}
+	if !(e.Lambda >= 0) {
+		v.errorf(p+".lambda", "is %v, want ≥ 0%s", e.Lambda, orZero(p, "lambda", zone, ""))
+	}
+	if !(e.LREncoder >= 0) {
+		v.errorf(p+".lr_encoder", "is %v, want ≥ 0%s", e.LREncoder, orZero(p, "lr_encoder", zone, ""))
 	}
 }
 
-func (v *validator) alerts(a Alerts) {
-	if a.BaselineWindows < 1 {
-		v.errorf("alerts.baseline_windows", "is %d, want ≥ 1", a.BaselineWindows)
+// certify checks the certificate's limits at p, the global section's
+// (zone false) or a zone's override (zone true); 0 is each one's default
+// (the certificate itself holds it, window.Thresholds, so it is written
+// once), or for a zone the global value.
+func (v *validator) certify(p string, c Certify, zone bool) {
+	const def = " (or 0 for the default)"
+	if !(c.MinPsi >= 0 && c.MinPsi <= 1) {
+		v.errorf(p+".min_psi", "is %v, want in (0, 1]%s", c.MinPsi, orZero(p, "min_psi", zone, def))
 	}
-	if !(a.FnDrift > 0) {
-		v.errorf("alerts.fn_drift", "is %v, want > 0", a.FnDrift)
+	if !(c.MaxRelResidual >= 0) {
+		v.errorf(p+".max_rel_residual", "is %v, want > 0%s", c.MaxRelResidual, orZero(p, "max_rel_residual", zone, def))
 	}
-	if !(a.ZetaDrift > 0) {
-		v.errorf("alerts.zeta_drift", "is %v, want > 0", a.ZetaDrift)
+	if !(c.MaxRevisit >= 0) {
+		v.errorf(p+".max_revisit", "is %v, want > 0%s", c.MaxRevisit, orZero(p, "max_revisit", zone, def))
 	}
-	if a.Consecutive < 1 {
-		v.errorf("alerts.consecutive", "is %d, want ≥ 1", a.Consecutive)
+	if !(c.MinWidth >= 0 && c.MinWidth <= 1) {
+		v.errorf(p+".min_width", "is %v, want in (0, 1]%s", c.MinWidth, orZero(p, "min_width", zone, def))
+	}
+}
+
+// alerts checks the drift alerts at p, the global section's (zone false)
+// or a zone's override (zone true, where 0 keeps the global value).
+func (v *validator) alerts(p string, a AlertsOverride, zone bool) {
+	if a.BaselineWindows < 0 || (!zone && a.BaselineWindows == 0) {
+		v.errorf(p+".baseline_windows", "is %d, want ≥ 1%s", a.BaselineWindows, orZero(p, "baseline_windows", zone, ""))
+	}
+	if !(a.FnDrift > 0) && !(zone && a.FnDrift == 0) {
+		v.errorf(p+".fn_drift", "is %v, want > 0%s", a.FnDrift, orZero(p, "fn_drift", zone, ""))
+	}
+	if !(a.ZetaDrift > 0) && !(zone && a.ZetaDrift == 0) {
+		v.errorf(p+".zeta_drift", "is %v, want > 0%s", a.ZetaDrift, orZero(p, "zeta_drift", zone, ""))
+	}
+	if a.Consecutive < 0 || (!zone && a.Consecutive == 0) {
+		v.errorf(p+".consecutive", "is %d, want ≥ 1%s", a.Consecutive, orZero(p, "consecutive", zone, ""))
+	}
+}
+
+// zoneOverrides checks the estimator, certify and alerts overrides of the
+// zone at zp under the global sections of c: each field by the global
+// field's rule, and the learning rate that a zone's steps need.
+func (v *validator) zoneOverrides(zp string, z Zone, c *Config) {
+	v.tuning(zp+".estimator", z.Estimator, true)
+	v.certify(zp+".certify", z.Certify, true)
+	v.alerts(zp+".alerts", z.Alerts, true)
+	// A zone that trains where the global estimator does not (and so may
+	// leave lr_encoder at 0) needs a learning rate of its own. A global
+	// section that is itself wrong is reported once, there.
+	g := c.Estimator
+	if z.Estimator.StepsPerWindow > 0 && z.Estimator.LREncoder == 0 && g.LREncoder == 0 && g.StepsPerWindow == 0 {
+		v.errorf(zp+".estimator.steps_per_window", "is %d but estimator.lr_encoder is 0, want the zone's lr_encoder > 0 (or no steps_per_window)", z.Estimator.StepsPerWindow)
 	}
 }
 
@@ -414,7 +458,8 @@ func (v *validator) name(path, what, name string) {
 	}
 }
 
-func (v *validator) camera(p string, c Camera, global Windows) {
+func (v *validator) camera(p string, c Camera, all *Config) {
+	global := all.Windows
 	v.name(p+".name", "camera", c.Name)
 	v.source(p+".source", c)
 	if len(c.Zones) > 0 && !c.ROI.IsZero() {
@@ -434,7 +479,7 @@ func (v *validator) camera(p string, c Camera, global Windows) {
 		v.errorf(p+".source.synthetic.event_every", "is 0 (one release) but mode is events, which needs several; want > 0")
 	}
 	windowOK := v.windowOverride(p+".window", c.Window, &global, "camera", "windows.length", "windows.hop")
-	v.zones(p, c, global, windowOK)
+	v.zones(p, c, all, windowOK)
 }
 
 // windowOverride checks the window override o at p, whose zero fields
@@ -466,9 +511,10 @@ func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, wh
 	return true
 }
 
-// zones checks camera c's zones (c at p); windowOK says whether c's own
-// window override is valid.
-func (v *validator) zones(p string, c Camera, global Windows, windowOK bool) {
+// zones checks camera c's zones (c at p) under the global sections of
+// all; windowOK says whether c's own window override is valid.
+func (v *validator) zones(p string, c Camera, all *Config, windowOK bool) {
+	global := all.Windows
 	if len(c.Zones) > MaxZones {
 		v.errorf(p+".zones", "has %d zones, want at most %d: the picture is decoded once, but each zone runs a full estimator pipeline, too much for a small board beyond that", len(c.Zones), MaxZones)
 	}
@@ -490,6 +536,7 @@ func (v *validator) zones(p string, c Camera, global Windows, windowOK bool) {
 			v.errorf(zp+".size", "is %d, want %d…%d (or 0 for the camera's size)", z.Size, MinFrameSize, MaxFrameSize)
 		}
 		v.windowOverride(zp+".window", z.Window, base, "zone", "the camera's window length", "the camera's hop")
+		v.zoneOverrides(zp, z, all)
 		if !ValidCameraName(z.Name) {
 			continue
 		}

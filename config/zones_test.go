@@ -280,6 +280,17 @@ func TestZoneDiff(t *testing.T) {
 		{name: "zone override equal to the inherited value", edit: func(c *Config) {
 			c.Cameras[0].Zones[0].Window.Length = c.Windows.Length
 		}},
+		{name: "one zone's certify override changes that zone only", edit: func(c *Config) {
+			c.Cameras[0].Zones[1].Certify.MaxRevisit = 3
+		}, zoned: []string{"z"}, zones: map[string]zd{"z": {changed: []string{"w"}}}},
+		{name: "one zone's estimator and alerts overrides", edit: func(c *Config) {
+			c.Cameras[0].Zones[0].Estimator.Tau = 0.5
+			c.Cameras[2].Zones[0].Alerts.FnDrift = 0.02
+		}, zoned: []string{"z", "v"}, zones: map[string]zd{"z": {changed: []string{"e"}}, "v": {changed: []string{"a"}}}},
+		{name: "override equal to the global value", edit: func(c *Config) {
+			c.Cameras[0].Zones[0].Alerts.FnDrift = c.Alerts.FnDrift
+			c.Cameras[0].Zones[0].Estimator.StepsPerWindow = c.Estimator.StepsPerWindow
+		}},
 		{name: "add a zone", edit: func(c *Config) {
 			c.Cameras[0].Zones = append(c.Cameras[0].Zones, Zone{Name: "n", ROI: ROI{0, 32, 32, 32}})
 		}, zoned: []string{"z"}, zones: map[string]zd{"z": {added: []string{"n"}}}},
@@ -370,6 +381,182 @@ func TestZonesReload(t *testing.T) {
 		t.Errorf("ZonesChanged = %v", got)
 	}
 	if a, r, c := ZoneDiff(old, cur, "bridge"); a != nil || r != nil || !reflect.DeepEqual(c, []string{"cable-west"}) {
+		t.Errorf("ZoneDiff = %v, %v, %v", a, r, c)
+	}
+}
+
+const overridesText = `
+estimator: {tau: 1, lambda: 1}
+certify: {min_psi: 0.15}
+alerts: {fn_drift: 0.05, consecutive: 3}
+cameras:
+  - name: bridge
+    source: {kind: rtsp, url: "rtsp://10.0.0.6/s"}
+    zones:
+      - name: cable-east
+        roi: {x: 120, y: 80, w: 256, h: 256}
+        estimator: {steps_per_window: 20, max_window_time: 3s, replay: 2, tau: 0.5, lambda: 2, lr_encoder: 1e-4}
+        certify: {max_revisit: 1.5, min_width: 0.1}
+        alerts: {baseline_windows: 8, fn_drift: 0.02, zeta_drift: 0.3}
+      - name: cable-west
+        roi: {x: 900, y: 60, w: 320, h: 320}
+`
+
+// TestZoneOverridesLoad: a zone's estimator, certify and alerts overrides
+// decode, and ZoneConfig applies a zone's non-zero ones over the global
+// sections and nothing else.
+func TestZoneOverridesLoad(t *testing.T) {
+	cfg, errs := loadText(t, overridesText)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	east, west := cfg.Cameras[0].Zones[0], cfg.Cameras[0].Zones[1]
+	wantEst := EstimatorOverride{StepsPerWindow: 20, MaxWindowTime: 3 * time.Second, Replay: 2, Tau: 0.5, Lambda: 2, LREncoder: 1e-4}
+	if east.Estimator != wantEst || east.Certify != (Certify{MaxRevisit: 1.5, MinWidth: 0.1}) ||
+		east.Alerts != (AlertsOverride{BaselineWindows: 8, FnDrift: 0.02, ZetaDrift: 0.3}) {
+		t.Fatalf("cable-east decoded as %+v", east)
+	}
+	if west.Estimator != (EstimatorOverride{}) || west.Certify != (Certify{}) || west.Alerts != (AlertsOverride{}) {
+		t.Fatalf("cable-west has overrides: %+v", west)
+	}
+	before := *cfg
+	ec := cfg.ZoneConfig(east)
+	want := *cfg
+	want.Estimator.StepsPerWindow, want.Estimator.MaxWindowTime, want.Estimator.Replay = 20, 3*time.Second, 2
+	want.Estimator.Tau, want.Estimator.Lambda, want.Estimator.LREncoder = 0.5, 2, 1e-4
+	want.Certify = Certify{MinPsi: 0.15, MaxRevisit: 1.5, MinWidth: 0.1}
+	want.Alerts = Alerts{BaselineWindows: 8, FnDrift: 0.02, ZetaDrift: 0.3, Consecutive: 3}
+	if !reflect.DeepEqual(*ec, want) {
+		t.Errorf("ZoneConfig(cable-east) =\n%+v\nwant\n%+v", *ec, want)
+	}
+	if wc := cfg.ZoneConfig(west); !reflect.DeepEqual(*wc, *cfg) || wc == cfg {
+		t.Errorf("ZoneConfig(cable-west) is not a copy of the global config: %+v", *wc)
+	}
+	if !reflect.DeepEqual(*cfg, before) {
+		t.Errorf("ZoneConfig changed the config")
+	}
+	// The seed, preset and checkpoint period stay the camera's.
+	if ec.Estimator.Preset != cfg.Estimator.Preset || ec.Estimator.Seed != cfg.Estimator.Seed ||
+		ec.Estimator.CheckpointEvery != cfg.Estimator.CheckpointEvery || ec.Windows != cfg.Windows {
+		t.Errorf("ZoneConfig changed more than the overrides: %+v", ec)
+	}
+}
+
+// TestZoneOverrideErrors: each override field is checked by its global
+// field's rule, at the zone's path; a 0 is always fine.
+func TestZoneOverrideErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		text string
+		want []string
+	}{
+		{
+			name: "zeros are fine",
+			text: "" +
+				"cameras:\n" +
+				"  - name: a\n" +
+				"    zones:\n" +
+				"      - name: z\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        estimator: {steps_per_window: 0, max_window_time: 0, replay: 0, tau: 0, lambda: 0, lr_encoder: 0}\n" +
+				"        certify: {min_psi: 0, max_rel_residual: 0, max_revisit: 0, min_width: 0}\n" +
+				"        alerts: {baseline_windows: 0, fn_drift: 0, zeta_drift: 0, consecutive: 0}\n",
+		},
+		{
+			name: "estimator",
+			text: "" +
+				"cameras:\n" +
+				"  - name: a\n" +
+				"    zones:\n" +
+				"      - name: z\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        estimator:\n" +
+				"          steps_per_window: -1\n" + // 7
+				"          max_window_time: -1s\n" +
+				"          replay: -2\n" +
+				"          tau: -0.5\n" + // 10
+				"          lambda: -1\n" +
+				"          lr_encoder: -1e-5\n",
+			want: []string{
+				`physd.yaml:7:29: cameras[0].zones[0].estimator.steps_per_window: is -1, want ≥ 0 (or 0 for estimator.steps_per_window)`,
+				`physd.yaml:8:28: cameras[0].zones[0].estimator.max_window_time: is -1s, want > 0 (or 0 for estimator.max_window_time)`,
+				`physd.yaml:9:19: cameras[0].zones[0].estimator.replay: is -2, want ≥ 0 (or 0 for estimator.replay)`,
+				`physd.yaml:10:16: cameras[0].zones[0].estimator.tau: is -0.5, want > 0 (or 0 for estimator.tau)`,
+				`physd.yaml:11:19: cameras[0].zones[0].estimator.lambda: is -1, want ≥ 0 (or 0 for estimator.lambda)`,
+				`physd.yaml:12:23: cameras[0].zones[0].estimator.lr_encoder: is -1e-05, want ≥ 0 (or 0 for estimator.lr_encoder)`,
+			},
+		},
+		{
+			name: "certify and alerts",
+			text: "" +
+				"cameras:\n" +
+				"  - name: a\n" +
+				"    zones:\n" +
+				"      - name: fine\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        certify: {min_psi: 1, max_revisit: 3}\n" +
+				"      - name: z\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        certify: {min_psi: 1.5, max_rel_residual: -1, max_revisit: -2, min_width: 2}\n" + // 9
+				"        alerts: {baseline_windows: -1, fn_drift: -0.1, zeta_drift: -1, consecutive: -3}\n", // 10
+			want: []string{
+				`physd.yaml:9:28: cameras[0].zones[1].certify.min_psi: is 1.5, want in (0, 1] (or 0 for certify.min_psi)`,
+				`physd.yaml:9:51: cameras[0].zones[1].certify.max_rel_residual: is -1, want > 0 (or 0 for certify.max_rel_residual)`,
+				`physd.yaml:9:68: cameras[0].zones[1].certify.max_revisit: is -2, want > 0 (or 0 for certify.max_revisit)`,
+				`physd.yaml:9:83: cameras[0].zones[1].certify.min_width: is 2, want in (0, 1] (or 0 for certify.min_width)`,
+				`physd.yaml:10:36: cameras[0].zones[1].alerts.baseline_windows: is -1, want ≥ 1 (or 0 for alerts.baseline_windows)`,
+				`physd.yaml:10:50: cameras[0].zones[1].alerts.fn_drift: is -0.1, want > 0 (or 0 for alerts.fn_drift)`,
+				`physd.yaml:10:68: cameras[0].zones[1].alerts.zeta_drift: is -1, want > 0 (or 0 for alerts.zeta_drift)`,
+				`physd.yaml:10:85: cameras[0].zones[1].alerts.consecutive: is -3, want ≥ 1 (or 0 for alerts.consecutive)`,
+			},
+		},
+		{
+			// A zone that trains where the global estimator does not
+			// needs a learning rate of its own.
+			name: "steps without a learning rate",
+			text: "" +
+				"estimator: {steps_per_window: 0, lr_encoder: 0}\n" +
+				"cameras:\n" +
+				"  - name: a\n" +
+				"    zones:\n" +
+				"      - name: z\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        estimator: {steps_per_window: 5}\n" + // 7
+				"      - name: ok\n" +
+				"        roi: {x: 0, y: 0, w: 8, h: 8}\n" +
+				"        estimator: {steps_per_window: 5, lr_encoder: 1e-5}\n",
+			want: []string{
+				`physd.yaml:7:39: cameras[0].zones[0].estimator.steps_per_window: is 5 but estimator.lr_encoder is 0, want the zone's lr_encoder > 0 (or no steps_per_window)`,
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, got := loadText(t, tc.text)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestZoneOverrideReload: a file edited to change one zone's certify
+// override reloads that zone only.
+func TestZoneOverrideReload(t *testing.T) {
+	old, errs := loadText(t, overridesText)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	cur, errs := loadText(t, strings.Replace(overridesText, "max_revisit: 1.5", "max_revisit: 1.8", 1))
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if a, r, c := Diff(old, cur); a != nil || r != nil || c != nil {
+		t.Errorf("Diff = %v, %v, %v; want nothing", a, r, c)
+	}
+	if got := ZonesChanged(old, cur); !reflect.DeepEqual(got, []string{"bridge"}) {
+		t.Errorf("ZonesChanged = %v", got)
+	}
+	if a, r, c := ZoneDiff(old, cur, "bridge"); a != nil || r != nil || !reflect.DeepEqual(c, []string{"cable-east"}) {
 		t.Errorf("ZoneDiff = %v, %v, %v", a, r, c)
 	}
 }

@@ -198,14 +198,25 @@ func (d *Daemon) Ping() {
 	d.notify("WATCHDOG=1\nSTATUS=" + d.statusLine())
 }
 
-// startCamera builds and starts one camera; the caller must not hold d.mu.
-func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
+// cameraPreset is the training recipe a camera's line runs with: cfg's
+// preset with cfg's τ, λ and learning rate. A zone's line passes its
+// ZoneConfig, so that its overrides of those reach its learner.
+func cameraPreset(cfg *config.Config) (estimator.Preset, error) {
 	p, err := estimator.LookupPreset(cfg.Estimator.Preset)
 	if err != nil {
-		return err
+		return estimator.Preset{}, err
 	}
 	p.Loss.Tau, p.Loss.Lambda, p.LREncoder = cfg.Estimator.Tau, cfg.Estimator.Lambda, cfg.Estimator.LREncoder
 	if err := p.Validate(); err != nil {
+		return estimator.Preset{}, err
+	}
+	return p, nil
+}
+
+// startCamera builds and starts one camera; the caller must not hold d.mu.
+func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
+	p, err := cameraPreset(cfg)
+	if err != nil {
 		return err
 	}
 	log := d.log.With("camera", cc.Name)

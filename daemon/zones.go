@@ -113,19 +113,27 @@ func (d *Daemon) startZones(cfg *config.Config, c *camera) {
 	}
 }
 
-// startZone builds and starts one zone's line, fed by the camera c.
+// startZone builds and starts one zone's line, fed by the camera c. The
+// line runs under the zone's ZoneConfig of cfg: its estimator, certify and
+// alerts overrides reach its learner, certificate and alerter, while the
+// sections a zone cannot override (windows, events, NATS) are cfg's.
 func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 	zc := c.cfg.ZoneCamera(z)
-	pre := cameraPre(zc, c.preset, nil)
+	zcfg := cfg.ZoneConfig(z)
+	p, err := cameraPreset(zcfg)
+	if err != nil {
+		return fmt.Errorf("zone %s: %w", z.Name, err)
+	}
+	pre := cameraPre(zc, p, nil)
 	if err := pre.Validate(); err != nil {
 		return fmt.Errorf("zone %s: %w", z.Name, err)
 	}
 	key := c.cfg.Name + "." + z.Name
-	l := &camera{cfg: zc, all: cfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus,
-		preset: c.preset, onEst: d.opt.OnEstimate, trainTime: d.metrics.training.WithLabelValues(key),
+	l := &camera{cfg: zc, all: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus,
+		preset: p, onEst: d.opt.OnEstimate, trainTime: d.metrics.training.WithLabelValues(key),
 		dir:  zoneDir(d.opt.StateDir, c.cfg.Name, z.Name),
 		zone: z.Name, cut: &pre, up: c, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, c.dash.thumbnailer(), cfg)}
-	l.alerts = newAlerter(c.cfg.Name, cfg.Alerts, l.loadBaseline())
+	l.alerts = newAlerter(c.cfg.Name, zcfg.Alerts, l.loadBaseline())
 	l.feed = c.attach(z.Name)
 	d.mu.Lock()
 	d.cameras[key] = l

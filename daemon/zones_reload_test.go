@@ -81,3 +81,77 @@ func TestZoneReloadRestartsOnlyThatZone(t *testing.T) {
 		t.Errorf("after removing the camera: lines %v", left)
 	}
 }
+
+// A zone's estimator, certify and alerts overrides reach its line (its
+// learner's preset, its certificate's limits, its alerter) and only its
+// line; a reload that changes only one zone's override restarts only
+// that zone, which runs with the new value.
+func TestZoneReloadOverrides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon")
+	}
+	cfg := testConfig()
+	cam := config.DefaultCamera()
+	cam.Name = "syn"
+	cam.Zones = []config.Zone{
+		{Name: "a", ROI: config.ROI{X: 0, Y: 0, W: 64, H: 64},
+			Estimator: config.EstimatorOverride{Tau: 0.5},
+			Certify:   config.Certify{MaxRevisit: 3},
+			Alerts:    config.AlertsOverride{FnDrift: 0.02}},
+		{Name: "b", ROI: config.ROI{X: 0, Y: 0, W: 64, H: 48}},
+	}
+	cfg.Cameras = []config.Camera{cam}
+	r := start(t, cfg, t.TempDir())
+	line := func(key string) *camera {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		return r.d.cameras[key]
+	}
+	frames := func(key string) int64 { return r.d.Statuses()[key].Frames }
+	waitFor(t, 20*time.Second, "frames in both zones", func() bool { return frames("syn.a") > 2 && frames("syn.b") > 2 })
+
+	a, b, src := line("syn.a"), line("syn.b"), line("syn")
+	wantCertify := cfg.Certify
+	wantCertify.MaxRevisit = 3
+	wantAlerts := cfg.Alerts
+	wantAlerts.FnDrift = 0.02
+	if a.all.Certify != wantCertify || a.all.Alerts != wantAlerts || a.alerts.cfg != wantAlerts {
+		t.Errorf("zone a runs with certify %+v, alerts %+v (alerter %+v), want %+v and %+v",
+			a.all.Certify, a.all.Alerts, a.alerts.cfg, wantCertify, wantAlerts)
+	}
+	if a.all.Estimator.Tau != 0.5 || a.preset.Loss.Tau != 0.5 || a.preset.Loss.Lambda != cfg.Estimator.Lambda {
+		t.Errorf("zone a: estimator τ %v, preset τ %v λ %v, want τ 0.5 and the global λ",
+			a.all.Estimator.Tau, a.preset.Loss.Tau, a.preset.Loss.Lambda)
+	}
+	// The sections a zone cannot override are the global ones.
+	if a.all.Windows != cfg.Windows || a.all.Events != cfg.Events || a.all.NATS.Heartbeat != cfg.NATS.Heartbeat {
+		t.Errorf("zone a's windows, events or NATS differ from the global ones")
+	}
+	if b.all.Certify != cfg.Certify || b.all.Alerts != cfg.Alerts || b.alerts.cfg != cfg.Alerts ||
+		b.all.Estimator != cfg.Estimator || b.preset.Loss.Tau != cfg.Estimator.Tau {
+		t.Errorf("zone b runs with certify %+v, alerts %+v, estimator %+v, preset τ %v; want the global ones",
+			b.all.Certify, b.alerts.cfg, b.all.Estimator, b.preset.Loss.Tau)
+	}
+	if src.preset.Loss.Tau != cfg.Estimator.Tau {
+		t.Errorf("the camera's preset τ is %v, want the global %v", src.preset.Loss.Tau, cfg.Estimator.Tau)
+	}
+
+	next := testConfig()
+	cam2 := cam
+	cam2.Zones = append([]config.Zone(nil), cam.Zones...)
+	cam2.Zones[0].Certify.MaxRevisit = 2.5
+	next.Cameras = []config.Camera{cam2}
+	r.d.Reload(next)
+	a2 := line("syn.a")
+	if line("syn") != src || line("syn.b") != b {
+		t.Errorf("the camera or the unchanged zone b restarted")
+	}
+	if a2 == nil || a2 == a {
+		t.Fatalf("zone a not restarted")
+	}
+	if a2.all.Certify.MaxRevisit != 2.5 || a2.alerts.cfg.FnDrift != 0.02 || a2.preset.Loss.Tau != 0.5 {
+		t.Errorf("zone a after the reload: certify %+v, alerts %+v, preset τ %v",
+			a2.all.Certify, a2.alerts.cfg, a2.preset.Loss.Tau)
+	}
+	waitFor(t, 20*time.Second, "frames in the restarted zone", func() bool { return frames("syn.a") > 2 })
+}
