@@ -188,12 +188,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 }
 
 // maxColdSkip is the most windows in a row whose cold start is held back.
-// Small on purpose: the encoder the backoff keeps may be one born on a
-// bad window, and a certifiable window must not wait long for the cold
-// start that would replace it (a stream that loops over a release
-// certified nothing for 90 s with 31); 3 still saves three cold starts
-// in four on a stream that certifies nothing.
-const maxColdSkip = 3
+const maxColdSkip = 31
 
 // coldFailed backs the cold start off after one that was not accepted:
 // after n in a row, the next min(2ⁿ − 1, maxColdSkip) windows whose warm
@@ -232,9 +227,6 @@ func motionEnergy(clips []Clip) float64 {
 	for _, c := range clips {
 		for t := 1; t < len(c.Frames); t++ {
 			a, b := c.Frames[t-1], c.Frames[t]
-			if len(a) != len(b) { // a malformed window: Fit says why
-				continue
-			}
 			for p := range b {
 				d := b[p] - a[p]
 				s += d * d
