@@ -76,9 +76,6 @@ type camera struct {
 	pendingSkipped []job
 
 	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
-	// coldRan and coldHeld count cold starts run and held back by the
-	// learner's backoff (estimator.Outcome.ColdRan, ColdSkipped).
-	coldRan, coldHeld atomic.Int64
 
 	cancel      context.CancelFunc
 	done        chan struct{}
@@ -458,12 +455,6 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
-	}
-	if o.ColdRan {
-		c.coldRan.Add(1)
-	}
-	if o.ColdSkipped {
-		c.coldHeld.Add(1)
 	}
 	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}

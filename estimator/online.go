@@ -45,12 +45,6 @@ type Learner struct {
 	// gamma is the last accepted window's stencil (γ1, γ0), the start of
 	// the next window's readout re-projection.
 	gamma *[2]float64
-	// The cold-start backoff (coldDue): coldFails counts cold starts in a
-	// row that were not accepted, coldSkip the windows left before the
-	// next one may run, coldEnergy the motion energy of the window the
-	// last one ran on.
-	coldFails, coldSkip int
-	coldEnergy          float64
 }
 
 // Outcome is one window's estimate and what training it took.
@@ -67,12 +61,6 @@ type Outcome struct {
 	// (it diverged or its estimate was not accepted); Diverged when its
 	// loss became NaN or infinite.
 	RolledBack, Diverged bool
-	// ColdSkipped is set when the warm estimate was not accepted and the
-	// cold start that would have followed was held back (coldDue): the
-	// scene has refused the last cold starts and has not changed since.
-	ColdSkipped bool
-	// ColdRan is set when a cold start ran on this window, kept or not.
-	ColdRan bool
 }
 
 // NewLearner returns a learner with no encoder yet.
@@ -132,7 +120,6 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.Result = r
 			out.TrainTime = time.Since(start)
 			l.remember(r, clips)
-			l.coldFails, l.coldSkip = 0, 0
 			return out, nil
 		}
 		good.restore(l.enc)
@@ -142,32 +129,20 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.Result = r
 		}
 	}
-	energy := motionEnergy(clips)
-	if out.Result != nil && !l.coldDue(energy) {
-		out.ColdSkipped = true
-		out.TrainTime = time.Since(start)
-		return out, nil
-	}
 	budget := l.opt.Budget
 	if budget > 0 {
 		budget = max(budget-time.Since(start), budget/4)
 	}
 	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget})
-	out.TrainTime, out.ColdRan = time.Since(start), true
-	l.coldEnergy = energy
+	out.TrainTime = time.Since(start)
 	if err != nil {
-		l.coldFailed()
 		if out.Result != nil && ctx.Err() == nil {
 			return out, nil // keep the warm estimate; the cold start failed too
 		}
 		return nil, err
 	}
 	out.TrainSteps += r.Steps
-	// The first encoder is kept without asking (there is no other).
 	if l.enc == nil || accept(r) {
-		if l.enc != nil {
-			l.coldFails, l.coldSkip = 0, 0
-		}
 		n, ok := r.Encoder.(network)
 		if !ok {
 			return nil, fmt.Errorf("learner: encoder %T is not trainable", r.Encoder)
@@ -178,66 +153,10 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		l.replay = nil
 		out.Result, out.Cold = r, true
 		l.remember(r, clips)
-	} else {
-		l.coldFailed()
-		if out.Result == nil {
-			out.Result = r
-		}
+	} else if out.Result == nil {
+		out.Result = r
 	}
 	return out, nil
-}
-
-// maxColdSkip is the most windows in a row whose cold start is held back.
-const maxColdSkip = 31
-
-// coldFailed backs the cold start off after one that was not accepted:
-// after n in a row, the next min(2ⁿ − 1, maxColdSkip) windows whose warm
-// estimate is not accepted skip it. A scene that cannot be certified (no
-// motion, a single swing, a stuck cart) otherwise pays a full cold start
-// every hop — on a real camera most of the daemon's CPU.
-func (l *Learner) coldFailed() {
-	l.coldFails++
-	l.coldSkip = min(1<<min(l.coldFails, 8)-1, maxColdSkip)
-}
-
-// coldDue reports whether a window whose warm estimate was not accepted
-// gets a cold start: always, unless the backoff holds it back — and the
-// backoff ends when the scene changes, its motion energy (motionEnergy)
-// differing from that of the last cold start's window by more than a
-// factor of two either way (something started or stopped moving).
-func (l *Learner) coldDue(energy float64) bool {
-	if l.coldSkip == 0 {
-		return true
-	}
-	if e := l.coldEnergy; !(energy <= 2*e && 2*energy >= e) {
-		l.coldSkip = 0
-		return true
-	}
-	l.coldSkip--
-	return false
-}
-
-// motionEnergy is the mean squared change between consecutive frames,
-// per pixel, over the clips:
-//
-//	E = Σ_m Σ_t Σ_p (x_{t+1,p} − x_{t,p})² / (P · Σ_m (T_m − 1)).
-func motionEnergy(clips []Clip) float64 {
-	var s float64
-	n := 0
-	for _, c := range clips {
-		for t := 1; t < len(c.Frames); t++ {
-			a, b := c.Frames[t-1], c.Frames[t]
-			for p := range b {
-				d := b[p] - a[p]
-				s += d * d
-			}
-			n += len(b)
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return s / float64(n)
 }
 
 // paramSnapshot is a copy of an encoder's weights.
