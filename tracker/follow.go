@@ -78,17 +78,8 @@ func (p *Path) Name() string {
 //
 //	z_t = (p_t − p̄) · a,  a the principal axis, p̄ the mean position.
 func (p *Path) Latents() [][]float64 {
-	var mx, my float64
-	n := 0
-	for _, c := range p.Pos {
-		for _, q := range c {
-			mx += q.X
-			my += q.Y
-			n++
-		}
-	}
-	mx /= float64(n)
-	my /= float64(n)
+	m := meanOf(p.Pos)
+	mx, my := m.X, m.Y
 	out := make([][]float64, len(p.Pos))
 	for m, c := range p.Pos {
 		out[m] = make([]float64, len(c))
@@ -207,17 +198,12 @@ const minSpread = 0.5
 //
 //	C = [[sxx, sxy], [sxy, syy]],  λ = (sxx+syy)/2 + √(((sxx−syy)/2)² + sxy²).
 func principal(pos [][]Point) (Point, float64) {
-	var mx, my float64
+	m := meanOf(pos)
+	mx, my := m.X, m.Y
 	n := 0
 	for _, c := range pos {
-		for _, q := range c {
-			mx += q.X
-			my += q.Y
-			n++
-		}
+		n += len(c)
 	}
-	mx /= float64(n)
-	my /= float64(n)
 	var sxx, syy, sxy float64
 	for _, c := range pos {
 		for _, q := range c {
@@ -238,4 +224,22 @@ func principal(pos [][]Point) (Point, float64) {
 		a, norm = Point{1, 0}, 1
 	}
 	return Point{a.X / norm, a.Y / norm}, math.Sqrt(math.Max(0, lam))
+}
+
+// meanOf is the mean of every position of every clip.
+func meanOf(pos [][]Point) Point {
+	var m Point
+	n := 0
+	for _, c := range pos {
+		for _, q := range c {
+			m.X += q.X
+			m.Y += q.Y
+			n++
+		}
+	}
+	if n > 0 {
+		m.X /= float64(n)
+		m.Y /= float64(n)
+	}
+	return m
 }
