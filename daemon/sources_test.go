@@ -81,7 +81,7 @@ func checkStream(t *testing.T, c *collector, timeout time.Duration) {
 		return len(c.kind(KindEstimate)) >= 2 && uncertified >= 1
 	})
 	for _, e := range estimates(t, c) {
-		t.Logf("estimate γ0 %.5f ± %.5f γ1 %.5f ± %.5f (%d frames)", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames)
+		t.Logf("estimate γ0 %.5f ± %.5f γ1 %.5f ± %.5f (%d frames, readout %s)", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames, e.Certificate.Readout)
 		if math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > math.Max(0.004, 3*e.Gamma1Sigma) {
 			t.Errorf("estimate γ0 %.5f γ1 %.5f, want (%.4f, %.2f)", e.Gamma0, e.Gamma1, g0, g1)
 		}

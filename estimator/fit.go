@@ -42,9 +42,13 @@ type Options struct {
 type Result struct {
 	// Readout names where the latents came from: ReadoutEncoder for
 	// Fit's, or what FitLatents was told (an object's tracked position).
-	Readout string  `json:"readout"`
-	Gamma1  float64 `json:"gamma1"`
-	Gamma0  float64 `json:"gamma0"`
+	Readout string `json:"readout"`
+	// First holds, per clip, the window frame its latents start at, for
+	// a readout that saw part of a clip (an object followed until it was
+	// hidden); nil when every clip's latents start at its first frame.
+	First  []int   `json:"first,omitempty"`
+	Gamma1 float64 `json:"gamma1"`
+	Gamma0 float64 `json:"gamma0"`
 	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of
 	// (γ1, γ0). With an output-error fit it is measured by a bootstrap of
 	// that fit and a jackknife of the readout (see Uncertainty);
@@ -257,7 +261,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		for m := range clips {
 			lens[m] = bounds[m+1] - bounds[m]
 		}
-		if err := r.fitExact(ctx, net, all, lens, p); err != nil {
+		if err := r.fitExact(ctx, net, all, lens, p, true); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	} else {
@@ -276,7 +280,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 // the stencil's (tens of times too large on video). net, all and lens
 // are the encoder, its frames and the clips' lengths, for the readout's
 // jackknife; a nil net has no readout to measure.
-func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset) error {
+func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset, measure bool) error {
 	f := r.Stencil
 	g1, g0, err := Exact(r.Gamma1, r.Gamma0, r.Dt)
 	if err != nil {
@@ -294,6 +298,11 @@ func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, len
 		return nil
 	}
 	r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
+	if !measure {
+		r.Uncertainty = &Uncertainty{Source: "stencil", Note: "screened: σ not measured",
+			StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
+		return nil
+	}
 	if err := measureUncertainty(ctx, r, net, all, lens, p, f); err != nil {
 		return fmt.Errorf("uncertainty: %w", err)
 	}

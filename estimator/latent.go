@@ -13,16 +13,33 @@ import (
 // map with an Exact preset, the output-error fit, and its bootstrap σ.
 // There is no readout chosen on the frames, so nothing is added for one.
 // frames are the clips' frames the latents describe (kept, not copied,
-// for the certificate's revisit test); name says where the latents came
-// from (Result.Readout).
+// for the certificate's revisit test), or nil for a readout whose state
+// consistency is not a matter of whole frames (no revisit test); name
+// says where the latents came from (Result.Readout).
 func FitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]float64, dt float64, p Preset) (*Result, error) {
+	return fitLatents(ctx, name, lat, frames, dt, p, true)
+}
+
+// ScreenLatents is FitLatents without the bootstrap, which costs most of
+// it: the same estimate, with the stencil's σ (Uncertainty.Source
+// "stencil"). A candidate readout whose certificate fails a test that
+// does not depend on σ (level-set coverage, the fit) is refused as
+// surely from this; the others are worth FitLatents.
+func ScreenLatents(ctx context.Context, name string, lat [][]float64, frames [][][]float64, dt float64, p Preset) (*Result, error) {
+	return fitLatents(ctx, name, lat, frames, dt, p, false)
+}
+
+func fitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]float64, dt float64, p Preset, measure bool) (*Result, error) {
 	start := time.Now()
-	if len(lat) == 0 || len(lat) != len(frames) {
+	if len(lat) == 0 || frames != nil && len(lat) != len(frames) {
 		return nil, fmt.Errorf("fit latents %s: %d latent clips for %d frame clips: %w", name, len(lat), len(frames), ErrInvalidClip)
 	}
 	for m := range lat {
-		if len(lat[m]) != len(frames[m]) || len(lat[m]) < MinFrames {
-			return nil, fmt.Errorf("fit latents %s: clip %d has %d latents for %d frames (need ≥ %d): %w", name, m, len(lat[m]), len(frames[m]), MinFrames, ErrInvalidClip)
+		if frames != nil && len(lat[m]) != len(frames[m]) {
+			return nil, fmt.Errorf("fit latents %s: clip %d has %d latents for %d frames: %w", name, m, len(lat[m]), len(frames[m]), ErrInvalidClip)
+		}
+		if len(lat[m]) < MinFrames {
+			return nil, fmt.Errorf("fit latents %s: clip %d has %d latents (need ≥ %d): %w", name, m, len(lat[m]), MinFrames, ErrInvalidClip)
 		}
 	}
 	if !(dt > 0) || math.IsInf(dt, 0) {
@@ -39,7 +56,7 @@ func FitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]
 	r := &Result{Readout: name, Gamma1: f.Gamma1, Gamma0: f.Gamma0, Cov: f.Cov, StencilCov: f.Cov,
 		Stencil: f, Latents: lat, Frames: frames, Dt: dt, Loss: loss}
 	if p.Exact {
-		if err := r.fitExact(ctx, nil, nil, nil, p); err != nil {
+		if err := r.fitExact(ctx, nil, nil, nil, p, measure); err != nil {
 			return nil, fmt.Errorf("fit latents %s: %w", name, err)
 		}
 	}

@@ -10,8 +10,12 @@
 // the whole swing, and the bend reads as damping that changes with
 // amplitude (ballOil: γ1 0.86 where the bead's track says 1.09). A
 // template's position is linear in the object's position by construction:
-// classical marker tracking, with the marker cut automatically from the
-// first frame where it differs from the window's median background.
+// classical marker tracking, with the marker cut automatically where a
+// frame differs from the window's median background (the compact part of
+// the blob: a bob without its rod). The latent is the coordinate along
+// the curve the object moved on, a line or an arc, so a pendulum's bob is
+// read by its angle; an object hidden for a while is read over the run
+// of frames it was seen in.
 //
 // Which readout is reported is not this package's choice: window.Choose
 // certifies every candidate and picks among them by their fit.

@@ -19,11 +19,14 @@ var (
 	ErrStill = errors.New("object did not move")
 	// ErrPoorFit: the object's path is no ODE solution (Candidates).
 	ErrPoorFit = errors.New("the path does not fit the ODE")
+	// ErrTwoDimensional: the object moved across its curve as much as
+	// along it; no one coordinate is its state (Candidates).
+	ErrTwoDimensional = errors.New("the object moves in two dimensions")
 )
 
 // Options tune Follow; zero values take the defaults.
 type Options struct {
-	// Objects is the most objects followed; default 2.
+	// Objects is the most objects followed; default 4.
 	Objects int
 	// MinScore is the normalised cross-correlation below which the object
 	// counts as lost in a frame; default 0.6.
@@ -33,11 +36,15 @@ type Options struct {
 	// certificate's limit (window.Thresholds.MaxTrajectoryResidual); 0
 	// keeps every path.
 	MaxResidual float64
+	// Screen (Candidates), when set, is asked of each path's fit before
+	// its σ is measured (estimator.ScreenLatents) whether the bootstrap
+	// is worth it; a path it turns down is returned as screened.
+	Screen func(*estimator.Result) bool
 }
 
 func (o Options) withDefaults() Options {
 	if o.Objects <= 0 {
-		o.Objects = 2
+		o.Objects = 4
 	}
 	if o.MinScore <= 0 {
 		o.MinScore = 0.6
@@ -53,11 +60,16 @@ type Path struct {
 	// W, H are the frames' size.
 	W, H int
 	// Box is the template: where the object was in the first clip's
-	// first frame.
-	Box Box
-	// Pos holds, per clip and frame, the template's top-left corner,
-	// sub-pixel.
-	Pos [][]Point
+	// frame Frame.
+	Box   Box
+	Frame int
+	// Pos holds, per clip, the template's top-left corner, sub-pixel,
+	// in the frames the object was followed through: frames First[m] …
+	// First[m]+len(Pos[m])−1 of clip m.
+	Pos   [][]Point
+	First []int
+	// clipLen is each clip's length in frames.
+	clipLen []int
 	// MinScore is the worst match over the frames (normalised cross-
 	// correlation, 1 a perfect match).
 	MinScore float64
@@ -66,35 +78,83 @@ type Path struct {
 	// along it, px.
 	Axis   Point
 	Spread float64
+	// Radius > 0 when the object moved on an arc (a bob, a point of a
+	// swinging or rocking body) about Centre: the latent is then the arc
+	// length, linear in the angle, where a displacement along Axis would
+	// bend with the sine of it.
+	Centre Point
+	Radius float64
+	// Across is the rms distance, px, of the positions from that curve
+	// (the arc, else the line through their mean along Axis).
+	Across float64
 }
 
 // Name says which object the path follows, for Result.Readout: its
 // template's box in the frames the estimator saw.
+// and, when the object was not followed through a whole clip, the
+// frames it was.
 func (p *Path) Name() string {
-	return fmt.Sprintf("tracked %d,%d,%d,%d of %d×%d", p.Box.X, p.Box.Y, p.Box.W, p.Box.H, p.W, p.H)
+	name := fmt.Sprintf("tracked %d,%d,%d,%d of %d×%d, frame %d", p.Box.X, p.Box.Y, p.Box.W, p.Box.H, p.W, p.H, p.Frame)
+	for m, c := range p.Pos {
+		if p.First[m] > 0 || p.First[m]+len(c) < p.clipLen[m] {
+			name += fmt.Sprintf(", clip %d frames %d–%d", m, p.First[m], p.First[m]+len(c)-1)
+		}
+	}
+	return name
 }
 
-// Latents are the displacements along Axis per clip and frame:
+// Latents are the displacements along Axis per clip and frame,
 //
-//	z_t = (p_t − p̄) · a,  a the principal axis, p̄ the mean position.
+//	z_t = (p_t − p̄) · a,  a the principal axis, p̄ the mean position,
+//
+// or, for a path on an arc about c of radius R, the arc length from the
+// mean direction u = (p̄ − c)/|p̄ − c|:
+//
+//	z_t = R · atan2(u × (p_t − c), u · (p_t − c)),
+//
+// signed so that it grows along Axis as the displacement does.
 func (p *Path) Latents() [][]float64 {
 	m := meanOf(p.Pos)
-	mx, my := m.X, m.Y
 	out := make([][]float64, len(p.Pos))
-	for m, c := range p.Pos {
-		out[m] = make([]float64, len(c))
+	var ux, uy, sign float64
+	if p.Radius > 0 {
+		ux, uy = m.X-p.Centre.X, m.Y-p.Centre.Y
+		n := math.Hypot(ux, uy)
+		ux, uy = ux/n, uy/n
+		// The tangent u rotated a quarter turn; its side of Axis fixes
+		// the sign.
+		sign = 1
+		if -uy*p.Axis.X+ux*p.Axis.Y < 0 {
+			sign = -1
+		}
+	}
+	for k, c := range p.Pos {
+		out[k] = make([]float64, len(c))
 		for i, q := range c {
-			out[m][i] = (q.X-mx)*p.Axis.X + (q.Y-my)*p.Axis.Y
+			if p.Radius > 0 {
+				dx, dy := q.X-p.Centre.X, q.Y-p.Centre.Y
+				out[k][i] = sign * p.Radius * math.Atan2(ux*dy-uy*dx, ux*dx+uy*dy)
+				continue
+			}
+			out[k][i] = (q.X-m.X)*p.Axis.X + (q.Y-m.Y)*p.Axis.Y
 		}
 	}
 	return out
 }
 
-// Follow finds up to opt.Objects objects in the first clip's first frame
-// (seeds) and follows each through every frame of every clip. A clip
-// after the first finds the object anew in its first frame (the best
-// match anywhere). It returns the paths that were followed to the end
-// and moved; when none was, the first one's error.
+// seedFrames is how many frames of the first clip, evenly spaced from
+// its first, objects are looked for in: an object that touches another
+// in one of them (a bob passing a parked square, a hand on the mass)
+// stands alone in another.
+const seedFrames = 3
+
+// Follow finds up to opt.Objects objects in each of seedFrames frames of
+// the first clip (seeds) and follows each forwards and backwards through
+// every frame of that clip; a later clip finds the object anew in its
+// first frame (the best match anywhere) and follows it forwards. An
+// object found in several frames is kept once, its path with the best
+// worst match. It returns the paths that were followed to the end and
+// moved; when none was, the first one's error.
 func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, error) {
 	opt = opt.withDefaults()
 	if len(clips) == 0 || len(clips[0].Frames) == 0 {
@@ -112,22 +172,30 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		}
 	}
 	bg, act := background(clips)
-	boxes := seeds(clips[0].Frames[0], bg, act, w, h, opt.Objects)
-	if len(boxes) == 0 {
-		return nil, fmt.Errorf("tracker: %w", ErrNoObject)
-	}
+	n := len(clips[0].Frames)
 	var paths []Path
 	var firstErr error
-	for _, b := range boxes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		p, err := follow(clips, b, opt)
-		if err != nil {
-			firstErr = cmpErr(firstErr, err)
+	found := 0
+	for q := range seedFrames {
+		k := q * n / seedFrames
+		if q > 0 && k == (q-1)*n/seedFrames {
 			continue
 		}
-		paths = append(paths, p)
+		for _, s := range seeds(clips[0].Frames[k], bg, act, w, h, opt.Objects) {
+			found++
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			p, err := follow(clips, s, k, opt)
+			if err != nil {
+				firstErr = cmpErr(firstErr, err)
+				continue
+			}
+			paths = keep(paths, p)
+		}
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("tracker: %w", ErrNoObject)
 	}
 	if len(paths) == 0 {
 		return nil, firstErr
@@ -142,52 +210,164 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-// follow tracks the template b of the first clip's first frame.
-func follow(clips []estimator.Clip, b Box, opt Options) (Path, error) {
+// samePx is the rms difference, px, below which two paths' displacements
+// (positions less their means) are one object's.
+const samePx = 1.0
+
+// keep adds p to paths unless it follows an object already there, in
+// which case the path followed through more frames stays, of two as long
+// the one with the better worst match.
+func keep(paths []Path, p Path) []Path {
+	for i := range paths {
+		if sameObject(&paths[i], &p) {
+			if n, o := p.frames(), paths[i].frames(); n > o || n == o && p.MinScore > paths[i].MinScore {
+				paths[i] = p
+			}
+			return paths
+		}
+	}
+	return append(paths, p)
+}
+
+// frames is how many frames the path was followed through.
+func (p *Path) frames() int {
+	n := 0
+	for _, c := range p.Pos {
+		n += len(c)
+	}
+	return n
+}
+
+// sameObject tells whether a and b move together over the frames both
+// were followed through: their displacements from their mean positions
+// there differ by less than samePx rms.
+func sameObject(a, b *Path) bool {
+	type span struct{ lo, hi int }
+	both := make([]span, len(a.Pos))
+	var ma, mb Point
+	n := 0
+	for m := range a.Pos {
+		lo, hi := max(a.First[m], b.First[m]), min(a.First[m]+len(a.Pos[m]), b.First[m]+len(b.Pos[m]))
+		both[m] = span{lo, hi}
+		for i := lo; i < hi; i++ {
+			pa, pb := a.Pos[m][i-a.First[m]], b.Pos[m][i-b.First[m]]
+			ma.X, ma.Y, mb.X, mb.Y = ma.X+pa.X, ma.Y+pa.Y, mb.X+pb.X, mb.Y+pb.Y
+			n++
+		}
+	}
+	if n < estimator.MinFrames {
+		return false
+	}
+	ma.X, ma.Y, mb.X, mb.Y = ma.X/float64(n), ma.Y/float64(n), mb.X/float64(n), mb.Y/float64(n)
+	var s float64
+	for m, sp := range both {
+		for i := sp.lo; i < sp.hi; i++ {
+			pa, pb := a.Pos[m][i-a.First[m]], b.Pos[m][i-b.First[m]]
+			dx, dy := (pa.X-ma.X)-(pb.X-mb.X), (pa.Y-ma.Y)-(pb.Y-mb.Y)
+			s += dx*dx + dy*dy
+		}
+	}
+	return s/float64(n) < samePx*samePx
+}
+
+// lossMargin is how many frames before the one an object was lost in are
+// dropped with it: an object passing behind another drags the match
+// towards it for a frame or two before the score falls.
+const lossMargin = 2
+
+// follow tracks the template s of the first clip's frame k: forwards and
+// backwards through that clip, forwards through the others (each found
+// anew in its first frame). Where the object is lost — behind a hand, a
+// passer-by, another object — its path ends: the path is the run of
+// frames around the seed it was followed through, less lossMargin frames
+// at an end where it was lost, and must keep estimator.MinFrames.
+func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
 	w, h := clips[0].W, clips[0].H
-	t := newTemplate(clips[0].Frames[0], w, b)
+	b := s.box
+	t := newTemplate(clips[0].Frames[k], w, b, s.mask)
 	if t == nil {
 		return Path{}, fmt.Errorf("tracker: template %v is flat: %w", b, ErrNoObject)
 	}
-	p := Path{W: w, H: h, Box: b, MinScore: 1, Pos: make([][]Point, len(clips))}
+	p := Path{W: w, H: h, Box: b, Frame: k, MinScore: 1, Pos: make([][]Point, len(clips)), First: make([]int, len(clips)), clipLen: make([]int, len(clips))}
 	for m, c := range clips {
-		var prev, prev2 Point
-		var ix, iy int
-		if m == 0 {
-			ix, iy = b.X, b.Y
-		} else {
-			ix, iy = t.bestAnywhere(c.Frames[0], w, h)
+		p.clipLen[m] = len(c.Frames)
+		pos := make([]Point, len(c.Frames))
+		start, from := Point{float64(b.X), float64(b.Y)}, k
+		if m > 0 {
+			ix, iy := t.bestAnywhere(c.Frames[0], w, h)
+			start, from = Point{float64(ix), float64(iy)}, 0
 		}
-		p.Pos[m] = make([]Point, len(c.Frames))
-		for i, f := range c.Frames {
-			if i > 0 {
-				// Predict from the last two positions: constant velocity.
-				px, py := prev.X, prev.Y
-				if i > 1 {
-					px, py = 2*prev.X-prev2.X, 2*prev.Y-prev2.Y
-				}
-				ix, iy = int(math.Round(px)), int(math.Round(py))
-			}
-			// The search covers the prediction's error, which grows with
-			// the speed; a best match on the border widens it (search).
-			r := 2 + int(math.Ceil(math.Hypot(prev.X-prev2.X, prev.Y-prev2.Y)/2))
-			q, s := t.search(f, w, h, ix, iy, r)
-			if !(s >= opt.MinScore) {
-				return Path{}, fmt.Errorf("tracker: %v in clip %d frame %d matches at %.2f < %.2f: %w", b, m, i, s, opt.MinScore, ErrLost)
-			}
-			p.MinScore = math.Min(p.MinScore, s)
-			p.Pos[m][i] = q
-			prev2, prev = prev, q
-			if i == 0 {
-				prev2 = q
-			}
+		hi, worstF, lostF := t.track(c.Frames, w, h, start, from, 1, opt.MinScore, pos)
+		lo, worstB, lostB := from, worstF, error(nil)
+		if from > 0 {
+			lo, worstB, lostB = t.track(c.Frames, w, h, start, from, -1, opt.MinScore, pos)
 		}
+		if lostF != nil {
+			hi -= lossMargin
+		}
+		if lostB != nil {
+			lo += lossMargin
+		}
+		if hi-lo < estimator.MinFrames {
+			err := cmpErr(lostF, lostB)
+			if err == nil {
+				err = ErrLost
+			}
+			return Path{}, fmt.Errorf("tracker: %v of frame %d in clip %d followed through %d frames (< %d): %w", b, k, m, max(0, hi-lo), estimator.MinFrames, err)
+		}
+		p.First[m], p.Pos[m] = lo, pos[lo:hi]
+		p.MinScore = math.Min(p.MinScore, math.Min(worstF, worstB))
 	}
 	p.Axis, p.Spread = principal(p.Pos)
 	if !(p.Spread >= minSpread) {
 		return Path{}, fmt.Errorf("tracker: %v moved %.2f px rms (< %g): %w", b, p.Spread, minSpread, ErrStill)
 	}
+	p.Centre, p.Radius, p.Across = arcOf(p.Pos, p.Axis)
 	return p, nil
+}
+
+// track follows the template from start in frame from, frame by frame in
+// the direction step (±1), writing each position into pos, until the
+// clip's end or the first frame that matches below minScore. It returns
+// the end of the run — one past the last frame followed going forwards,
+// the first frame followed going backwards — the worst match, and why it
+// stopped early (nil at the clip's end).
+func (t *template) track(frames [][]float64, w, h int, start Point, from, step int, minScore float64, pos []Point) (int, float64, error) {
+	worst := 1.0
+	var prev, prev2 Point
+	i, n := from, 0
+	for ; i >= 0 && i < len(frames); i, n = i+step, n+1 {
+		ix, iy := int(math.Round(start.X)), int(math.Round(start.Y))
+		if n > 0 {
+			// Predict from the last two positions: constant velocity.
+			px, py := prev.X, prev.Y
+			if n > 1 {
+				px, py = 2*prev.X-prev2.X, 2*prev.Y-prev2.Y
+			}
+			ix, iy = int(math.Round(px)), int(math.Round(py))
+		}
+		// The search covers the prediction's error, which grows with
+		// the speed; a best match on the border widens it (search).
+		r := 2 + int(math.Ceil(math.Hypot(prev.X-prev2.X, prev.Y-prev2.Y)/2))
+		q, s := t.search(frames[i], w, h, ix, iy, r)
+		if !(s >= minScore) {
+			err := fmt.Errorf("frame %d matches at %.2f < %.2f: %w", i, s, minScore, ErrLost)
+			if step < 0 {
+				return i + 1, worst, err
+			}
+			return i, worst, err
+		}
+		worst = math.Min(worst, s)
+		pos[i] = q
+		prev2, prev = prev, q
+		if n == 0 {
+			prev2 = q
+		}
+	}
+	if step < 0 {
+		return 0, worst, nil
+	}
+	return len(frames), worst, nil
 }
 
 // minSpread is the least rms displacement, px, of an object that moved.

@@ -10,6 +10,14 @@ import (
 // Box is a rectangle in the clips' pixels: top-left (X, Y), size W×H.
 type Box struct{ X, Y, W, H int }
 
+// seed is an object found in the first frame: its template's box and,
+// when only part of the box is the object, which pixels are (row-major
+// over the box; nil: all of them).
+type seed struct {
+	box  Box
+	mask []bool
+}
+
 // backgroundFrames is the most frames the median background and the
 // activity map are computed from, spread evenly over the window.
 const backgroundFrames = 101
@@ -69,9 +77,10 @@ func blur3(f []float64, w, h int) []float64 {
 // f0 differs from the background bg, ranked by that difference times
 // the square root of the pixels' activity (a moving object's pixels
 // change over the window; a parked one's do not), each returned as its
-// bounding box padded by two pixels. A later object must score at least
-// a third of the first and lie outside the earlier boxes.
-func seeds(f0, bg, act []float64, w, h, n int) []Box {
+// bounding box padded by two pixels (compact: without its thin parts).
+// A later object must score at least a third of the first and lie
+// outside the earlier boxes.
+func seeds(f0, bg, act []float64, w, h, n int) []seed {
 	d := make([]float64, len(f0))
 	for j := range f0 {
 		d[j] = math.Abs(f0[j] - bg[j])
@@ -82,9 +91,9 @@ func seeds(f0, bg, act []float64, w, h, n int) []Box {
 		score[j] = d[j] * math.Sqrt(act[j])
 	}
 	taken := make([]bool, len(d))
-	var boxes []Box
+	var out []seed
 	var first float64
-	for len(boxes) < n {
+	for len(out) < n {
 		best := -1
 		for j, s := range score {
 			if !taken[j] && (best < 0 || s > score[best]) {
@@ -97,19 +106,20 @@ func seeds(f0, bg, act []float64, w, h, n int) []Box {
 		if first == 0 {
 			first = score[best]
 		}
-		b := blob(d, w, h, best, 0.4*d[best])
-		b = pad(b, 2, w, h)
+		thr := 0.4 * d[best]
+		whole := blob(d, w, h, best, thr)
+		s := compact(d, w, h, whole, best, thr)
 		taken[best] = true // even when the box is capped away from it
-		for y := b.Y; y < b.Y+b.H; y++ {
-			for x := b.X; x < b.X+b.W; x++ {
+		for y := whole.Y; y < whole.Y+whole.H; y++ {
+			for x := whole.X; x < whole.X+whole.W; x++ {
 				taken[y*w+x] = true
 			}
 		}
-		if b.W >= minTemplate && b.H >= minTemplate {
-			boxes = append(boxes, b)
+		if s.box.W >= minTemplate && s.box.H >= minTemplate {
+			out = append(out, s)
 		}
 	}
-	return boxes
+	return out
 }
 
 // minTemplate is the smallest template side, px: fewer pixels do not
@@ -148,6 +158,121 @@ func blob(d []float64, w, h, seed int, thr float64) Box {
 		b.Y, b.H = min(max(0, cy-mh/2), h-mh), mh
 	}
 	return b
+}
+
+// compact is the template of a blob (its box b around the seed pixel,
+// d ≥ thr): the mask opened by a 3×3 square — eroded, then dilated —
+// which removes every part less than three pixels wide, the rod of a
+// pendulum or the string of a bead, so the template is the bob and does
+// not turn with the rod. The part kept is the opened component nearest
+// the seed, grown by two pixels of its surroundings (its edges are what
+// pins its position). A blob thin everywhere keeps its whole box.
+func compact(d []float64, w, h int, b Box, seed int, thr float64) seed {
+	in := func(x, y int) bool {
+		return x >= b.X && x < b.X+b.W && y >= b.Y && y < b.Y+b.H && d[y*w+x] >= thr
+	}
+	// Opening: a pixel is kept when some 3×3 square inside the mask
+	// covers it; eroded marks the centres of such squares.
+	eroded := make([]bool, b.W*b.H)
+	any := false
+	for y := b.Y; y < b.Y+b.H; y++ {
+		for x := b.X; x < b.X+b.W; x++ {
+			ok := true
+			for dy := -1; dy <= 1 && ok; dy++ {
+				for dx := -1; dx <= 1 && ok; dx++ {
+					ok = in(x+dx, y+dy)
+				}
+			}
+			eroded[(y-b.Y)*b.W+x-b.X] = ok
+			any = any || ok
+		}
+	}
+	if !any {
+		return seedOf(pad(b, 2, w, h), nil)
+	}
+	opened := dilate(eroded, b.W, b.H, 1)
+	// The opened pixel nearest the seed starts the component kept.
+	sx, sy := seed%w-b.X, seed/w-b.Y
+	start, bestD := -1, math.Inf(1)
+	for j, ok := range opened {
+		if ok {
+			if dd := math.Hypot(float64(j%b.W-sx), float64(j/b.W-sy)); dd < bestD {
+				start, bestD = j, dd
+			}
+		}
+	}
+	part := make([]bool, len(opened))
+	part[start] = true
+	stack := []int{start}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		x, y := j%b.W, j/b.W
+		for _, n := range [4][2]int{{x - 1, y}, {x + 1, y}, {x, y - 1}, {x, y + 1}} {
+			if n[0] < 0 || n[0] >= b.W || n[1] < 0 || n[1] >= b.H {
+				continue
+			}
+			if k := n[1]*b.W + n[0]; opened[k] && !part[k] {
+				part[k] = true
+				stack = append(stack, k)
+			}
+		}
+	}
+	// Re-frame the part in a box padded by two pixels, then grow the
+	// mask by the same two pixels inside it.
+	x0, y0, x1, y1 := b.W, b.H, -1, -1
+	for j, ok := range part {
+		if ok {
+			x0, y0, x1, y1 = min(x0, j%b.W), min(y0, j/b.W), max(x1, j%b.W), max(y1, j/b.W)
+		}
+	}
+	pb := pad(Box{b.X + x0, b.Y + y0, x1 - x0 + 1, y1 - y0 + 1}, 2, w, h)
+	m := make([]bool, pb.W*pb.H)
+	for j, ok := range part {
+		if x, y := b.X+j%b.W-pb.X, b.Y+j/b.W-pb.Y; ok && x >= 0 && x < pb.W && y >= 0 && y < pb.H {
+			m[y*pb.W+x] = true
+		}
+	}
+	// The thin parts cut off stay out of the template: where the rod
+	// meets the bob differs from frame to frame.
+	grown := dilate(m, pb.W, pb.H, ring)
+	for j := range grown {
+		x, y := pb.X+j%pb.W, pb.Y+j/pb.W
+		if grown[j] && !m[j] && in(x, y) {
+			grown[j] = false
+		}
+	}
+	return seedOf(pb, grown)
+}
+
+// ring is how far, px, a compact template reaches beyond the object.
+const ring = 2
+
+// seedOf is the seed of box b with mask m, nil when m covers the box.
+func seedOf(b Box, m []bool) seed {
+	for _, ok := range m {
+		if !ok {
+			return seed{b, m}
+		}
+	}
+	return seed{box: b}
+}
+
+// dilate grows mask m (w×h) by r pixels: a (2r+1)² square.
+func dilate(m []bool, w, h, r int) []bool {
+	out := make([]bool, len(m))
+	for j, ok := range m {
+		if !ok {
+			continue
+		}
+		x, y := j%w, j/w
+		for yy := max(0, y-r); yy <= min(h-1, y+r); yy++ {
+			for xx := max(0, x-r); xx <= min(w-1, x+r); xx++ {
+				out[yy*w+xx] = true
+			}
+		}
+	}
+	return out
 }
 
 // pad grows b by p on every side, within the w×h frame and no larger

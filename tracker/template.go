@@ -2,24 +2,47 @@ package tracker
 
 import "math"
 
-// template is a patch of the first frame, mean removed, with its norm.
+// template is a patch of the first frame (the pixels of its mask), mean
+// removed, with its norm.
 type template struct {
 	w, h int
-	v    []float64 // centred values, row-major
+	off  []int     // the pixels used, y·w + x within the box
+	v    []float64 // their centred values
 	norm float64   // ‖v‖
+	// rows lists, per box row, the runs of used pixels [x0, x1) and
+	// where their values start in v: the inner loop reads contiguous
+	// pixels.
+	rows [][]run
 }
 
-// newTemplate cuts b out of frame f (row stride fw); nil if the patch is
-// flat.
-func newTemplate(f []float64, fw int, b Box) *template {
-	t := &template{w: b.W, h: b.H, v: make([]float64, b.W*b.H)}
+// run is a horizontal stretch of template pixels: columns [x0, x1) of a
+// row, values from v[at].
+type run struct{ x0, x1, at int }
+
+// newTemplate cuts box b, the pixels where mask is set (nil: all), out of
+// frame f (row stride fw); nil if the patch is flat.
+func newTemplate(f []float64, fw int, b Box, mask []bool) *template {
+	t := &template{w: b.W, h: b.H, rows: make([][]run, b.H)}
 	var mean float64
 	for y := range b.H {
-		for x := range b.W {
-			v := f[(b.Y+y)*fw+b.X+x]
-			t.v[y*b.W+x] = v
-			mean += v
+		for x := 0; x < b.W; {
+			if mask != nil && !mask[y*b.W+x] {
+				x++
+				continue
+			}
+			r := run{x0: x, at: len(t.v)}
+			for ; x < b.W && (mask == nil || mask[y*b.W+x]); x++ {
+				v := f[(b.Y+y)*fw+b.X+x]
+				t.off = append(t.off, y*b.W+x)
+				t.v = append(t.v, v)
+				mean += v
+			}
+			r.x1 = x
+			t.rows[y] = append(t.rows[y], r)
 		}
+	}
+	if len(t.v) == 0 {
+		return nil
 	}
 	mean /= float64(len(t.v))
 	var s2 float64
@@ -35,7 +58,8 @@ func newTemplate(f []float64, fw int, b Box) *template {
 }
 
 // ncc is the normalised cross-correlation of the template with the patch
-// of f (w wide) whose top-left corner is (x, y):
+// of f (w wide) whose top-left corner is (x, y), over the template's
+// pixels:
 //
 //	ρ = Σ v_i p_i / (‖v‖ √(Σ p_i² − (Σ p_i)²/n)),
 //
@@ -43,13 +67,16 @@ func newTemplate(f []float64, fw int, b Box) *template {
 // offset changes of the patch leave ρ unchanged.
 func (t *template) ncc(f []float64, w, x, y int) float64 {
 	var sp, sp2, svp float64
-	for r := range t.h {
-		row := f[(y+r)*w+x : (y+r)*w+x+t.w]
-		tv := t.v[r*t.w : (r+1)*t.w]
-		for i, p := range row {
-			sp += p
-			sp2 += p * p
-			svp += tv[i] * p
+	for r, runs := range t.rows {
+		base := (y+r)*w + x
+		for _, rn := range runs {
+			row := f[base+rn.x0 : base+rn.x1]
+			tv := t.v[rn.at : rn.at+len(row)]
+			for i, p := range row {
+				sp += p
+				sp2 += p * p
+				svp += tv[i] * p
+			}
 		}
 	}
 	n := float64(len(t.v))

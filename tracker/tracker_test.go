@@ -127,8 +127,19 @@ func TestFollowErrors(t *testing.T) {
 			fr[i][j] = 0.5
 		}
 	}
+	// The path ends where the object vanished, less the frames before
+	// it that a vanishing object drags.
+	if paths, err := Follow(context.Background(), []estimator.Clip{{W: w, H: h, Frames: fr, Dt: dt}}, Options{Objects: 1}); err != nil {
+		t.Errorf("object followed for 30 frames: %v", err)
+	} else if p := paths[0]; p.First[0] != 0 || len(p.Pos[0]) != 30-lossMargin || len(p.Latents()[0]) != len(p.Pos[0]) {
+		t.Errorf("vanishing object: followed from frame %d through %d frames, want 0 and %d", p.First[0], len(p.Pos[0]), 30-lossMargin)
+	}
+	// Gone after a handful of frames: lost.
+	for i := 6; i < 30; i++ {
+		copy(fr[i], fr[30])
+	}
 	if _, err := Follow(context.Background(), []estimator.Clip{{W: w, H: h, Frames: fr, Dt: dt}}, Options{}); !errors.Is(err, ErrLost) {
-		t.Errorf("vanishing object: %v", err)
+		t.Errorf("object gone after 6 frames: %v", err)
 	}
 	bad := []estimator.Clip{{W: w, H: h, Frames: [][]float64{make([]float64, 5)}, Dt: dt}}
 	if _, err := Follow(context.Background(), bad, Options{}); err == nil {
@@ -144,7 +155,7 @@ func TestFollowErrors(t *testing.T) {
 func TestSearchOffFrame(t *testing.T) {
 	const w, h = 20, 30
 	f := scene(w, h, 3, 10, []float64{26}, 0, 1)[0]
-	tm := newTemplate(f, w, Box{5, 21, 10, 9})
+	tm := newTemplate(f, w, Box{5, 21, 10, 9}, nil)
 	if tm == nil {
 		t.Fatal("flat template")
 	}
@@ -152,6 +163,109 @@ func TestSearchOffFrame(t *testing.T) {
 		q, s := tm.search(f, w, h, p[0], p[1], 2)
 		if q.X < 0 || q.Y < 0 || q.X > w-10 || q.Y > h-9 || math.IsNaN(s) {
 			t.Errorf("prediction %v: found %+v score %.3f", p, q, s)
+		}
+	}
+}
+
+// pendulum draws a dark bob of radius rad at the end of a rod of length
+// l from the pivot (cx, cy), at angles th (radians, 0 straight down), on
+// a white background.
+func pendulum(w, h int, cx, cy, l, rad float64, th []float64) [][]float64 {
+	frames := make([][]float64, len(th))
+	for i, a := range th {
+		bx, by := cx+l*math.Sin(a), cy+l*math.Cos(a)
+		f := make([]float64, w*h)
+		for j := range f {
+			x, y := float64(j%w)+0.5, float64(j/w)+0.5
+			// Distance to the rod segment and to the bob; coverage falls
+			// over one pixel.
+			ux, uy := bx-cx, by-cy
+			s := math.Max(0, math.Min(1, ((x-cx)*ux+(y-cy)*uy)/(ux*ux+uy*uy)))
+			dRod := math.Hypot(x-cx-s*ux, y-cy-s*uy) - 0.7
+			dBob := math.Hypot(x-bx, y-by) - rad
+			cover := math.Max(0, math.Min(1, 0.5-math.Min(dRod, dBob)))
+			f[j] = 1 - 0.9*cover
+		}
+		frames[i] = f
+	}
+	return frames
+}
+
+// A swinging bob on a rod: the template is the bob alone (the rod is cut
+// off, so the template does not turn), the path is an arc about the
+// pivot, and the latent is the arc length — linear in the angle, where a
+// horizontal displacement would bend with its sine and bias γ0.
+func TestFollowPendulumArc(t *testing.T) {
+	const w, h, dt = 64, 64, 0.05
+	const l = 27.8
+	g1, g0 := 0.08, 4.0
+	deg := damped(120, dt, 0, 50, g1, g0)
+	th := make([]float64, len(deg))
+	for i, d := range deg {
+		th[i] = d * math.Pi / 180
+	}
+	frames := pendulum(w, h, 32, 20, l, 2.8, th)
+	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
+	paths, err := Follow(context.Background(), clips, Options{Objects: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := paths[0]
+	if math.Abs(p.Radius-l)/l > 0.03 || p.Box.W > 12 || p.Box.H > 12 {
+		t.Fatalf("radius %.2f (rod %.1f), template %v: want the bob alone on an arc", p.Radius, l, p.Box)
+	}
+	z := p.Latents()[0]
+	var st, sz, stt, szz, stz float64
+	for i := range z {
+		st, sz = st+th[i], sz+z[i]
+		stt, szz, stz = stt+th[i]*th[i], szz+z[i]*z[i], stz+th[i]*z[i]
+	}
+	n := float64(len(z))
+	ctt, czz, ctz := stt-st*st/n, szz-sz*sz/n, stz-st*sz/n
+	if r2 := ctz * ctz / (ctt * czz); r2 < 0.9999 {
+		t.Errorf("latent vs angle: R² %.6f, want linear (≥ 0.9999)", r2)
+	}
+	p0, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	r, err := estimator.FitLatents(context.Background(), p.Name(), p.Latents(), nil, dt, p0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Gamma0-g0)/g0 > 0.005 || math.Abs(r.Gamma1-g1) > 0.004 {
+		t.Errorf("fit of the tracked arc: γ0 %.4f γ1 %.4f, want %.1f, %.2f", r.Gamma0, r.Gamma1, g0, g1)
+	}
+}
+
+// An object hidden for a while by another — a dark square parked where
+// it passes — is followed up to where it disappears and found again in
+// a later seed frame; the path kept is the longest run, it never jumps
+// onto the square.
+func TestFollowOcclusion(t *testing.T) {
+	const w, h, dt = 30, 100, 1.0 / 30
+	ys := damped(150, dt, 50, 30, 0.5, 20)
+	frames := scene(w, h, 3, 15, ys, 0.005, 5)
+	// From frame 100 on, a square covers where the object passes its
+	// equilibrium.
+	for i := 100; i < len(frames); i++ {
+		for y := 42; y < 58; y++ {
+			for x := 8; x < 22; x++ {
+				frames[i][y*w+x] = 0.1
+			}
+		}
+	}
+	paths, err := Follow(context.Background(), []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := paths[0]; p.First[0] != 0 || len(p.Pos[0]) > 100 || len(p.Pos[0]) < 90 {
+		t.Errorf("%s: followed from frame %d through %d frames, want from 0 up to the square (100)", p.Name(), p.First[0], len(p.Pos[0]))
+	}
+	for _, p := range paths {
+		for i, q := range p.Pos[0] {
+			k := p.First[0] + i
+			if d := math.Abs(q.Y - (ys[k] - ys[p.First[0]]) - p.Pos[0][0].Y); d > 1 {
+				t.Errorf("%s: frame %d at y %.2f, %.2f px off the object's path", p.Name(), k, q.Y, d)
+				break
+			}
 		}
 	}
 }

@@ -22,7 +22,10 @@ func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		for m, c := range clips {
 			seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
 		}
-		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{MaxResidual: th.Resolved().MaxTrajectoryResidual})
+		// A path whose certificate fails level-set coverage on its
+		// screening fit is refused whatever its σ: no bootstrap for it.
+		screen := func(r *estimator.Result) bool { return window.CertifyCamera(r, th, cam).Coverage.Holds }
+		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen})
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)
 		}

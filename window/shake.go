@@ -48,7 +48,7 @@ func testCamera(r *estimator.Result, t *motion.Track) (*CameraCheck, string) {
 	if !t.Detected || t.Ambiguous {
 		return c, ""
 	}
-	f, ok := follow(r.Latents, t.Shifts)
+	f, ok := follow(r.Latents, seen(t.Shifts, r))
 	if !ok {
 		return c, fmt.Sprintf("the camera moved %.2g px rms but its measured motion does not match the window's frames (%d clips)", t.RMS, len(r.Latents))
 	}
@@ -60,6 +60,23 @@ func testCamera(r *estimator.Result, t *motion.Track) (*CameraCheck, string) {
 		return c, fmt.Sprintf("the camera moved %.2g px rms (%s) and the latent follows it (R² %.2f > %.2g): the estimate would be the camera's motion, not the object's", t.RMS, t.Source, f, maxFollow)
 	}
 	return c, ""
+}
+
+// seen is the part of the shifts of each clip that r's latents cover
+// (r.First), for a readout that saw part of a clip.
+func seen(s [][]motion.Shift, r *estimator.Result) [][]motion.Shift {
+	if r.First == nil || len(r.First) != len(s) || len(r.Latents) != len(s) {
+		return s
+	}
+	out := make([][]motion.Shift, len(s))
+	for m := range s {
+		a, b := r.First[m], r.First[m]+len(r.Latents[m])
+		if a < 0 || b > len(s[m]) {
+			return s
+		}
+		out[m] = s[m][a:b]
+	}
+	return out
 }
 
 // follow is the R² of the least-squares fit of the latents by

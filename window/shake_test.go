@@ -88,6 +88,16 @@ func TestCameraCheck(t *testing.T) {
 			t.Errorf("%s: reason %q does not name the camera", c.name, reason)
 		}
 	}
+	// A readout that saw frames 30–119 (an object hidden before and
+	// after) is compared with the camera's motion over those frames.
+	part := &estimator.Result{Latents: [][]float64{z[30:120]}, First: []int{30}}
+	if chk, reason := testCamera(part, track(true, false, false)); reason == "" || math.Abs(chk.Follow-1) > 1e-9 {
+		t.Errorf("part of the clip following the shake: refused %q, follow %.3f", reason, chk.Follow)
+	}
+	part.Latents = [][]float64{obj[30:120]}
+	if _, reason := testCamera(part, track(true, true, false)); reason != "" {
+		t.Errorf("part of the clip following the object: refused %q", reason)
+	}
 	if chk, reason := testCamera(&estimator.Result{}, nil); chk != nil || reason != "" {
 		t.Errorf("no track: %v %q", chk, reason)
 	}

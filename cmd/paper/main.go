@@ -185,7 +185,13 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	if err != nil {
 		return outcome{err: err, verdict: window.NotCertified}
 	}
-	r, v := tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, nil)
+	// The ablations measure the encoder's training: its readout alone.
+	var v window.Verdict
+	if c.loss != "" || c.tau > 0 {
+		v = window.CertifyCamera(r, window.Thresholds{}, track)
+	} else {
+		r, v = tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, nil)
+	}
 	if plot != "" {
 		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {
 			return outcome{err: err}
