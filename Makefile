@@ -168,7 +168,7 @@ uninstall:
 	@echo "left /etc/physd and /var/lib/physd in place (remove by hand to purge)"
 
 bench: build
-	$(GO) run ./cmd/bench -physd $(BIN)
+	$(GO) run ./cmd/bench -physd $(BIN) -realvid $(REALVID)
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count 3 ./estimator/ ./window/
 
 # paper also draws each cell's first seed into $(PAPER_PLOTS) ($(PLOT_FORMAT)).

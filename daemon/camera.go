@@ -58,6 +58,9 @@ type camera struct {
 	preset estimator.Preset
 	// trainTime observes each window's training and fitting time.
 	trainTime interface{ Observe(float64) }
+	// work sums the learning stage's wall time per step and counts its
+	// cold starts, for /metrics and the bench's breakdown.
+	work stageWork
 
 	jobs chan job // capacity 1: a newer window replaces one not yet started
 
@@ -418,7 +421,9 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
 	// The camera's own motion: removed from the frames when measured, and
 	// a latent that follows it is refused (window.CertifyCamera).
+	t0 := time.Now()
 	track, err := c.cameraMotion(ctx, j)
+	c.work.add(stageMotion, t0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
@@ -439,6 +444,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	var o *estimator.Outcome
 	c.dash.setTraining(true)
+	t0 = time.Now()
 	if j.single {
 		// A lone event never certifies by itself (Thm. 4.5 needs three);
 		// it is fitted with the camera's encoder for its diagnostic only.
@@ -447,11 +453,15 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 		o, err = learner.Window(ctx, j.clips, func(r *estimator.Result) bool { return certify(r).Certified })
 	}
 	c.dash.setTraining(false)
+	c.work.add(stageTrain, t0)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
 		}
 		return outcome{job: j, err: err}, true
+	}
+	if o.ColdTried {
+		c.work.coldStarts.Add(1)
 	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
@@ -463,7 +473,9 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	// The encoder's own verdict decided whether its training was kept; the
 	// report weighs it against the objects tracked through the same frames.
+	t0 = time.Now()
 	res, v := tracker.Weigh(ctx, j.clips, o.Result, c.preset, th, track, c.log)
+	c.work.add(stageWeigh, t0)
 	return outcome{job: j, res: res, verdict: v, info: info, train: o.TrainTime}, true
 }
 

@@ -72,6 +72,8 @@ var (
 	descEvict  = prometheus.NewDesc("physd_outbox_evicted_total", "Messages dropped because the outbox was full, by class (diagnostic first, essential = estimates and alerts last).", []string{"class"}, nil)
 	descAside  = prometheus.NewDesc("physd_outbox_set_aside_total", "Corrupt outbox records set aside at start.", nil, nil)
 	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
+	descStage  = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of the learning stage, by step: motion (the camera's own), train (the learner: warm training, fit, cold start), weigh (tracked objects, certificates, the choice).", []string{"camera", "stage"}, nil)
+	descCold   = prometheus.NewDesc("physd_cold_starts_total", "Windows on which the learner ran a cold start (its first, and the fallback when the warm encoder's estimate was not certified).", camLabel, nil)
 )
 
 // decodeCounter is a source that counts the frames its decoder rejected.
@@ -83,7 +85,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside} {
+		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold} {
 		ch <- d
 	}
 }
@@ -119,6 +121,10 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descWin, float64(n), name, v)
 		}
 		gauge(descState, 1, name, st.State)
+		for s := range nStages {
+			counter(descStage, cam.work.seconds(s), name, s.String())
+		}
+		counter(descCold, float64(cam.work.coldStarts.Load()), name)
 		cam.mu.Lock()
 		e := cam.est
 		cam.mu.Unlock()

@@ -77,6 +77,20 @@ func TestMetricsMoveWithFramesAndWindows(t *testing.T) {
 			t.Errorf("%s did not grow: %v → %v", name, first[name], second[name])
 		}
 	}
+	// The learning stage's time by step grows with the windows; the
+	// training time the histogram sums is the train step's.
+	for _, st := range []string{"motion", "train", "weigh"} {
+		name := `physd_stage_seconds_total{camera="` + cam + `",stage="` + st + `"}`
+		if !(second[name] > first[name]) {
+			t.Errorf("%s did not grow: %v → %v", name, first[name], second[name])
+		}
+	}
+	if tr, h := second[`physd_stage_seconds_total{camera="`+cam+`",stage="train"}`], second["physd_training_seconds_sum"+lbl]; math.Abs(tr-h) > 0.1*h+0.05 {
+		t.Errorf("train stage %.3f s, training histogram %.3f s", tr, h)
+	}
+	if second["physd_cold_starts_total"+lbl] < 1 {
+		t.Errorf("cold starts %v: the first window starts cold", second["physd_cold_starts_total"+lbl])
+	}
 	// 20 fps: between the scrapes at least one frame per 100 ms arrived.
 	if second["physd_frames_received_total"+lbl] < 20*(second[certified]-first[certified]-1) {
 		t.Errorf("frames %v → %v over %v certified windows", first["physd_frames_received_total"+lbl], second["physd_frames_received_total"+lbl], second[certified]-first[certified])

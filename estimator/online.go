@@ -51,8 +51,9 @@ type Learner struct {
 type Outcome struct {
 	*Result
 	// Cold is set when the estimate came from a fresh encoder (first
-	// window, or a re-initialisation).
-	Cold bool
+	// window, or a re-initialisation); ColdTried when a cold start ran
+	// on this window, kept or not.
+	Cold, ColdTried bool
 	// TrainSteps and TrainTime are the training spent on this window,
 	// including a rejected attempt.
 	TrainSteps int
@@ -133,6 +134,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 	if budget > 0 {
 		budget = max(budget-time.Since(start), budget/4)
 	}
+	out.ColdTried = true
 	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget})
 	out.TrainTime = time.Since(start)
 	if err != nil {

@@ -32,6 +32,8 @@ func main() {
 	daemonFor := flag.Duration("daemon", 30*time.Second, "steady-state measurement of the daemon per camera count (0: skip)")
 	realvid := flag.String("realvid", "../shared/realvid", "the real-footage dev set whose long windows are timed (skipped if missing)")
 	longRuns := flag.Int("long-runs", 5, "whole-process runs per long window (0: skip)")
+	realFor := flag.Duration("real", 30*time.Second, "steady-state measurement of the daemon on real-camera RTSP streams per scene and camera count (0: skip)")
+	realOnly := flag.Bool("real-only", false, "measure only the daemon on real-camera streams")
 	var po profileOptions
 	flag.StringVar(&po.video, "profile-video", "", "instead of the figures: read, fit and certify this video in-process and print each stage's wall time")
 	flag.StringVar(&po.roi, "profile-roi", "", "with -profile-video: the ROI x,y,w,h (as physd estimate --roi)")
@@ -46,7 +48,18 @@ func main() {
 		}
 		return
 	}
+	if *realOnly {
+		if err := benchReal(context.Background(), *physd, *realvid, *realFor); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := bench(context.Background(), *physd, *runs, *steps, *daemonFor, *realvid, *longRuns); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := benchReal(context.Background(), *physd, *realvid, *realFor); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -81,6 +94,24 @@ func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor tim
 		return benchDaemon(ctx, installed, daemonFor)
 	}
 	return nil
+}
+
+// benchReal measures the installed copy of physd on real-camera streams
+// (benchRealCameras) with 1, 2 and 4 cameras; dur 0 skips it.
+func benchReal(ctx context.Context, physd, realvid string, dur time.Duration) error {
+	if dur <= 0 {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", "physd-bench-bin")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	installed := filepath.Join(dir, "physd")
+	if err := copyFile(physd, installed); err != nil {
+		return err
+	}
+	return benchRealCameras(ctx, installed, realvid, dur, []int{1, 2, 4})
 }
 
 func median(x []float64) float64 {

@@ -3,6 +3,7 @@ package rtspserver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os/exec"
 	"sync"
 	"testing"
@@ -10,20 +11,40 @@ import (
 )
 
 // Publish starts ffmpeg publishing file to url in a loop, at its native
-// rate, without re-encoding, over TCP:
-//
-//	ffmpeg -re -stream_loop -1 -i FILE -c copy -f rtsp -rtsp_transport tcp URL
-//
-// The returned stop kills ffmpeg and waits for it; it is also registered
-// with t.Cleanup, so the process never outlives the test, and may be called
+// rate, without re-encoding, over TCP (see StartPublisher). The returned
+// stop kills ffmpeg and waits for it; it is also registered with
+// t.Cleanup, so the process never outlives the test, and may be called
 // more than once. The process is also killed when ctx is done. The test is
 // skipped if ffmpeg is not installed. If ffmpeg exits on its own before
 // stop, its stderr is logged.
 func Publish(ctx context.Context, t testing.TB, url, file string) (stop func()) {
 	t.Helper()
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		t.Skip("ffmpeg not installed")
+	}
+	stop, err := StartPublisher(ctx, url, file, func(err error, stderr string) {
+		t.Logf("rtspserver: ffmpeg publishing %s exited on its own: %v; stderr: %s", url, err, stderr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// StartPublisher starts ffmpeg publishing file to url in a loop, at its
+// native rate, without re-encoding, over TCP:
+//
+//	ffmpeg -re -stream_loop -1 -i FILE -c copy -f rtsp -rtsp_transport tcp URL
+//
+// stop kills ffmpeg and waits for it, and may be called more than once;
+// ffmpeg is also killed when ctx is done. exited, if not nil, is called
+// with ffmpeg's error and stderr when it exits before stop and before ctx
+// is done.
+func StartPublisher(ctx context.Context, url, file string, exited func(err error, stderr string)) (stop func(), err error) {
 	bin, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		t.Skip("ffmpeg not installed")
+		return nil, fmt.Errorf("rtspserver: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, bin,
 		"-hide_banner", "-nostdin", "-loglevel", "error",
@@ -33,7 +54,7 @@ func Publish(ctx context.Context, t testing.TB, url, file string) (stop func()) 
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("rtspserver: starting ffmpeg: %v", err)
+		return nil, fmt.Errorf("rtspserver: starting ffmpeg: %w", err)
 	}
 	done := make(chan struct{})
 	var stopping sync.Once
@@ -44,8 +65,8 @@ func Publish(ctx context.Context, t testing.TB, url, file string) (stop func()) 
 		mu.Lock()
 		expected := stopped
 		mu.Unlock()
-		if !expected && ctx.Err() == nil {
-			t.Logf("rtspserver: ffmpeg publishing %s exited on its own: %v; stderr: %s", url, err, stderr.String())
+		if !expected && ctx.Err() == nil && exited != nil {
+			exited(err, stderr.String())
 		}
 		close(done)
 	}()
@@ -58,8 +79,7 @@ func Publish(ctx context.Context, t testing.TB, url, file string) (stop func()) 
 			<-done
 		})
 	}
-	t.Cleanup(stop)
-	return stop
+	return stop, nil
 }
 
 // lockedBuffer is a bytes.Buffer safe for concurrent writes and reads.

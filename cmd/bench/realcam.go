@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/internal/rtspserver"
+)
+
+// realScene is a real-camera stream the daemon is measured on: a dev-set
+// clip served by a loopback RTSP server, read through a region.
+type realScene struct {
+	name string
+	roi  string // a camera's roi in the config (YAML), the clip's pixels
+}
+
+// The springWars cart (640×480, 30 fps): the region of its track, where
+// windows certify, and a strip of wall above it where nothing oscillates
+// (uncertifiable: every window is refused, the learner's worst case).
+var realScenes = []realScene{
+	{"certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
+	{"uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
+}
+
+// realRun is one `physd run` on RTSP cameras, measured from outside, with
+// the learning stage's breakdown from /metrics.
+type realRun struct {
+	daemonRun
+	stage      map[string]float64 // seconds per learning step over the measurement
+	coldStarts float64
+	frames     float64
+}
+
+// benchRealCameras measures the daemon on real-camera-sized RTSP streams:
+// a dev-set clip (640×480, 30 fps H.264) published in a loop to a
+// loopback RTSP server, read by 1, 2 and 4 cameras with 6 s windows and a
+// 1 s hop, certifiable and uncertifiable regions.
+func benchRealCameras(ctx context.Context, physd, realvid string, dur time.Duration, counts []int) error {
+	clip := filepath.Join(realvid, "springWars.mp4")
+	if _, err := os.Stat(clip); err != nil {
+		fmt.Printf("real cameras: skipped (%v)\n", err)
+		return nil
+	}
+	srv, err := rtspserver.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	url := "rtsp://" + srv.Addr() + "/cam"
+	stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Printf("daemon (installed copy) on real-camera streams: %s (H.264 640×480, 30 fps) looped by ffmpeg into a loopback RTSP server (gortsplib), every camera its own RTSP reader and decoder; 6 s windows, 1 s hop; %v measured after a 20 s warm-up; load average at start %s\n",
+		filepath.Base(clip), dur, loadavg())
+	for _, sc := range realScenes {
+		for _, n := range counts {
+			r, err := runRealDaemon(ctx, physd, url, sc.roi, n, dur)
+			if err != nil {
+				return fmt.Errorf("daemon with %d RTSP camera(s), %s: %w", n, sc.name, err)
+			}
+			printRealRun(sc.name, r)
+		}
+	}
+	return nil
+}
+
+func printRealRun(scene string, r *realRun) {
+	n := float64(r.cameras)
+	wall := r.wall.Seconds()
+	perCam := r.cpu.Seconds() / wall / n
+	busy := 0.0
+	var parts []string
+	for _, s := range []string{"motion", "train", "weigh"} {
+		busy += r.stage[s]
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", s, 100*r.stage[s]/wall/n))
+	}
+	cold := 0.0
+	if r.windows > 0 {
+		cold = r.coldStarts / float64(r.windows)
+	}
+	// The learning stage's steps are wall time on its goroutine (its fits
+	// spread over the cores), so they say where its time goes, not CPU.
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window; peak RSS %.1f MiB\n",
+		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, r.rssMiB)
+}
+
+// loadavg is /proc/loadavg's first three fields.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// runRealDaemon runs physd with n RTSP cameras reading url through roi,
+// in real time, for dur after a warm-up.
+func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.Duration) (*realRun, error) {
+	dir, err := os.MkdirTemp("", "physd-bench-real")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	var cams strings.Builder
+	for i := range n {
+		fmt.Fprintf(&cams, "  - name: cam%d\n    roi: %s\n    source:\n      kind: rtsp\n      url: %q\n", i, roi, url)
+	}
+	cfg := fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:%d\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 6s, hop: 1s}\ncameras:\n%s", httpPort, port, cams.String())
+	path := filepath.Join(dir, "physd.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, physd, "run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	nc, err := connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), &stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	r := &realRun{daemonRun: daemonRun{cameras: n}}
+	var counting atomic.Bool
+	var windows, certified, skipped atomic.Int64
+	if _, err := nc.Subscribe("physd.*.diag", func(m *nats.Msg) {
+		if !counting.Load() {
+			return
+		}
+		switch {
+		case bytes.Contains(m.Data, []byte(`"verdict":"skipped"`)):
+			skipped.Add(1)
+		default:
+			windows.Add(1)
+			if bytes.Contains(m.Data, []byte(`"verdict":"certified"`)) {
+				certified.Add(1)
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort)
+	// Warm-up: the RTSP sessions start, the first windows fill and start
+	// cold.
+	time.Sleep(20 * time.Second)
+	m0, err := physdtest.Scrape(ctx, metrics)
+	if err != nil {
+		return nil, err
+	}
+	cpu0, err := procCPU(cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	counting.Store(true)
+	t0 := time.Now()
+	time.Sleep(dur)
+	counting.Store(false)
+	cpu1, err := procCPU(cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	r.wall = time.Since(t0)
+	m1, err := physdtest.Scrape(ctx, metrics)
+	if err != nil {
+		return nil, err
+	}
+	r.cpu = cpu1 - cpu0
+	if r.rssMiB, err = procHWM(cmd.Process.Pid); err != nil {
+		return nil, err
+	}
+	r.windows, r.certified, r.skipped = windows.Load(), certified.Load(), skipped.Load()
+	r.stage = map[string]float64{}
+	for _, s := range []string{"motion", "train", "weigh"} {
+		l := `stage="` + s + `"`
+		r.stage[s] = m1.Sum("physd_stage_seconds_total", l) - m0.Sum("physd_stage_seconds_total", l)
+	}
+	r.coldStarts = m1.Sum("physd_cold_starts_total") - m0.Sum("physd_cold_starts_total")
+	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	return r, nil
+}
+
+// connectNATS waits for the daemon's embedded server.
+func connectNATS(url string, stderr *bytes.Buffer) (*nats.Conn, error) {
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		nc, err := nats.Connect(url)
+		if err == nil {
+			return nc, nil
+		}
+		if time.Since(start) > 20*time.Second {
+			return nil, fmt.Errorf("physd did not start: %s", stderr.String())
+		}
+	}
+}
