@@ -106,9 +106,11 @@ func TestRealFootageFileCamera(t *testing.T) {
 	es := estimates(t, c)
 	for _, e := range es {
 		ok := tc.WithinTolerance(e.Gamma0, e.Gamma1)
-		t.Logf("certified γ0 %.4f ± %.4f γ1 %.4f ± %.4f (%d frames) within tolerance: %v", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames, ok)
+		t.Logf("certified γ0 %.4f ± %.4f γ1 %.4f ± %.4f (%d frames, readout %s) within tolerance: %v", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames, e.Certificate.Readout, ok)
 		if !ok {
 			bad++
+			b, _ := json.Marshal(e.Certificate)
+			t.Logf("its certificate: %s", b)
 		}
 	}
 	t.Logf("%d certified estimates, %d false certificates, %d windows refused", len(es), bad, refused)
