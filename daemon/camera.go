@@ -463,6 +463,9 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	if o.ColdTried {
 		c.work.coldStarts.Add(1)
 	}
+	if o.ColdHeld {
+		c.work.coldHeld.Add(1)
+	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
 	}

@@ -74,6 +74,7 @@ var (
 	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
 	descStage  = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of the learning stage, by step: motion (the camera's own), train (the learner: warm training, fit, cold start), weigh (tracked objects, certificates, the choice).", []string{"camera", "stage"}, nil)
 	descCold   = prometheus.NewDesc("physd_cold_starts_total", "Windows on which the learner ran a cold start (its first, and the fallback when the warm encoder's estimate was not certified).", camLabel, nil)
+	descHeld   = prometheus.NewDesc("physd_cold_starts_held_total", "Windows whose warm estimate was not certified and whose cold start was held back: the scene refused the last ones and its motion has not changed.", camLabel, nil)
 )
 
 // decodeCounter is a source that counts the frames its decoder rejected.
@@ -85,7 +86,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold} {
+		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld} {
 		ch <- d
 	}
 }
@@ -125,6 +126,7 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descStage, cam.work.seconds(s), name, s.String())
 		}
 		counter(descCold, float64(cam.work.coldStarts.Load()), name)
+		counter(descHeld, float64(cam.work.coldHeld.Load()), name)
 		cam.mu.Lock()
 		e := cam.est
 		cam.mu.Unlock()

@@ -30,10 +30,11 @@ func (s stage) String() string {
 
 // stageWork is what a camera's learning stage spent, safe for concurrent
 // reads: wall time per stage (one goroutine runs them in turn, so the
-// sums add up to the stage's busy time) and the cold starts it ran.
+// sums add up to the stage's busy time), the cold starts it ran and those
+// it held back.
 type stageWork struct {
-	ns         [nStages]atomic.Int64
-	coldStarts atomic.Int64
+	ns                   [nStages]atomic.Int64
+	coldStarts, coldHeld atomic.Int64
 }
 
 // add charges the time since t0 to stage s.

@@ -34,7 +34,12 @@ type LearnerOptions struct {
 // is then estimated on its own frames. When the warm
 // encoder's estimate is not accepted (it was born on a window that did
 // not show the motion well, or the scene changed) a cold start on the
-// window gets a chance, and replaces the encoder if it is accepted.
+// window gets a chance, and replaces the encoder if it is accepted. On a
+// scene that refuses the cold starts too (nothing certifiable in view),
+// they are held back: after two refused in a row, 1, 2, 4 and then at
+// most 8 windows pass between tries, until a window is certified or its
+// motion energy (mean per-pixel temporal variance) moves by more than 2×
+// from the last refused one's.
 type Learner struct {
 	opt     LearnerOptions
 	enc     network
@@ -45,6 +50,8 @@ type Learner struct {
 	// gamma is the last accepted window's stencil (γ1, γ0), the start of
 	// the next window's readout re-projection.
 	gamma *[2]float64
+	// cold holds back cold starts on a scene that keeps refusing them.
+	cold coldBackoff
 }
 
 // Outcome is one window's estimate and what training it took.
@@ -52,8 +59,10 @@ type Outcome struct {
 	*Result
 	// Cold is set when the estimate came from a fresh encoder (first
 	// window, or a re-initialisation); ColdTried when a cold start ran
-	// on this window, kept or not.
-	Cold, ColdTried bool
+	// on this window, kept or not; ColdHeld when the warm estimate was
+	// refused and the cold start held back (the scene refused the last
+	// ones and has not changed; see the learner's doc).
+	Cold, ColdTried, ColdHeld bool
 	// TrainSteps and TrainTime are the training spent on this window,
 	// including a rejected attempt.
 	TrainSteps int
@@ -121,6 +130,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.Result = r
 			out.TrainTime = time.Since(start)
 			l.remember(r, clips)
+			l.cold.reset()
 			return out, nil
 		}
 		good.restore(l.enc)
@@ -129,6 +139,12 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		if err == nil {
 			out.Result = r
 		}
+	}
+	energy := motionEnergy(clips)
+	if l.enc != nil && out.Result != nil && l.cold.hold(energy) {
+		out.ColdHeld = true
+		out.TrainTime = time.Since(start)
+		return out, nil
 	}
 	budget := l.opt.Budget
 	if budget > 0 {
@@ -144,7 +160,11 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		return nil, err
 	}
 	out.TrainSteps += r.Steps
-	if l.enc == nil || accept(r) {
+	// The first encoder is kept whatever its verdict (there is nothing to
+	// fall back on) and starts no backoff.
+	kept := l.enc == nil || accept(r)
+	l.cold.tried(energy, kept)
+	if kept {
 		n, ok := r.Encoder.(network)
 		if !ok {
 			return nil, fmt.Errorf("learner: encoder %T is not trainable", r.Encoder)

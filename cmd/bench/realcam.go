@@ -39,6 +39,7 @@ type realRun struct {
 	daemonRun
 	stage      map[string]float64 // seconds per learning step over the measurement
 	coldStarts float64
+	coldHeld   float64
 	frames     float64
 }
 
@@ -87,14 +88,14 @@ func printRealRun(scene string, r *realRun) {
 		busy += r.stage[s]
 		parts = append(parts, fmt.Sprintf("%s %.0f %%", s, 100*r.stage[s]/wall/n))
 	}
-	cold := 0.0
+	cold, held := 0.0, 0.0
 	if r.windows > 0 {
-		cold = r.coldStarts / float64(r.windows)
+		cold, held = r.coldStarts/float64(r.windows), r.coldHeld/float64(r.windows)
 	}
 	// The learning stage's steps are wall time on its goroutine (its fits
 	// spread over the cores), so they say where its time goes, not CPU.
-	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window; peak RSS %.1f MiB\n",
-		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, r.rssMiB)
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); peak RSS %.1f MiB\n",
+		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, r.rssMiB)
 }
 
 // loadavg is /proc/loadavg's first three fields.
@@ -202,6 +203,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 		r.stage[s] = m1.Sum("physd_stage_seconds_total", l) - m0.Sum("physd_stage_seconds_total", l)
 	}
 	r.coldStarts = m1.Sum("physd_cold_starts_total") - m0.Sum("physd_cold_starts_total")
+	r.coldHeld = m1.Sum("physd_cold_starts_held_total") - m0.Sum("physd_cold_starts_held_total")
 	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	return r, nil
