@@ -32,6 +32,13 @@ type Options struct {
 	// online fine-tuning cheap enough for a small board. W still trains in
 	// a cold fit.
 	FreezeFeatures bool
+	// TrainOnly leaves the estimate's σ unmeasured (no bootstrap, no
+	// readout jackknife; Uncertainty.Source "stencil"): for a fit whose
+	// only product is the trained encoder, such as the learner's warm
+	// training on the window and its replay, which is estimated on the
+	// window alone afterwards. Those measurements were most of a warm
+	// window's cost.
+	TrainOnly bool
 	// Budget, when positive, caps the wall time of training: the loop stops
 	// after the step that crosses it (at least one step runs), so a slow
 	// board trains less per window instead of falling behind.
@@ -261,7 +268,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		for m := range clips {
 			lens[m] = bounds[m+1] - bounds[m]
 		}
-		if err := r.fitExact(ctx, net, all, lens, p, true); err != nil {
+		if err := r.fitExact(ctx, net, all, lens, p, !opt.TrainOnly); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	} else {

@@ -116,7 +116,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		// Warm training moves the encoder in place; a window that diverges
 		// or is not accepted must leave it as the last accepted one did.
 		good := snapshotParams(l.enc)
-		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true})
+		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true, TrainOnly: true})
 		if err == nil {
 			out.TrainSteps += r.Steps
 			l.steps += int64(r.Steps)

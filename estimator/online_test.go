@@ -117,3 +117,31 @@ func TestLearnerRollsBackRejectedAndDivergedWindows(t *testing.T) {
 		})
 	}
 }
+
+// A train-only fit reads the same estimate as a full one and skips the
+// σ measurements, which the learner's warm training never reports.
+func TestFitTrainOnly(t *testing.T) {
+	ctx := context.Background()
+	clip := pendulumClip(t, 50, 1.5*math.Pi)
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Fit(ctx, []Clip{clip}, Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, err := Fit(ctx, []Clip{clip}, Options{Preset: p, Seed: 1, TrainOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.Gamma0 != full.Gamma0 || train.Gamma1 != full.Gamma1 || train.Steps != full.Steps {
+		t.Errorf("train-only γ0 %v γ1 %v (%d steps), full %v %v (%d)", train.Gamma0, train.Gamma1, train.Steps, full.Gamma0, full.Gamma1, full.Steps)
+	}
+	if full.Uncertainty == nil || full.Uncertainty.Bootstrap == nil {
+		t.Fatalf("full fit: uncertainty %+v", full.Uncertainty)
+	}
+	if u := train.Uncertainty; u == nil || u.Source != "stencil" || u.Bootstrap != nil || u.Jackknife != nil {
+		t.Errorf("train-only fit measured σ: %+v", u)
+	}
+}
