@@ -1,6 +1,7 @@
 package estimator
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -17,6 +18,11 @@ type Exposure struct {
 	// Support is the share of the frame's pixels bright enough to measure
 	// a gain on.
 	Support float64 `json:"support"`
+	// DarkFrames counts the frames dark where the scene is bright (gain
+	// 0: the view went black — a lens cap, a dropped feed, a cut to black
+	// in a recording): they show no object, and the certificate refuses
+	// a window that holds one.
+	DarkFrames int `json:"dark_frames,omitempty"`
 }
 
 // Photometric normalisation's settings.
@@ -88,11 +94,18 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 		}
 		g := nth(ratio, len(ratio)/2)
 		if !(g > 0) {
-			e.Why = "a frame is dark where the scene is bright"
-			return clips, e
+			e.DarkFrames++
+			continue
 		}
 		gains[i] = g
 		e.MinGain, e.MaxGain = min(e.MinGain, g), max(e.MaxGain, g)
+	}
+	if e.DarkFrames > 0 {
+		e.Why = fmt.Sprintf("%d frame(s) dark where the scene is bright", e.DarkFrames)
+		if math.IsInf(e.MinGain, 0) {
+			e.MinGain, e.MaxGain = 0, 0
+		}
+		return clips, e
 	}
 	if e.MaxGain-e.MinGain <= exposureMinChange {
 		e.Why = "the exposure does not change"

@@ -149,3 +149,29 @@ func TestNth(t *testing.T) {
 		}
 	}
 }
+
+// A view that goes black for a few frames (a lens cap, a dropped feed, a
+// recording's cut to black) is counted, not normalised: a black frame has
+// no gain to undo, and the certificate refuses the window (window.Certify).
+func TestNormalizeExposureCountsDarkFrames(t *testing.T) {
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	c := renderClip(t, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: 1.5 * math.Pi, FPS: 20, Size: 64, Seed: 1})
+	for _, k := range []int{40, 41, 90} {
+		c.Frames[k] = make([]float64, len(c.Frames[k]))
+	}
+	got, e := NormalizeExposure([]Clip{c})
+	if e.DarkFrames != 3 || e.Applied || &got[0].Frames[0][0] != &c.Frames[0][0] {
+		t.Errorf("three black frames: %+v (frames replaced: %v)", e, &got[0].Frames[0][0] != &c.Frames[0][0])
+	}
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Fit(context.Background(), []Clip{c}, Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Exposure == nil || r.Exposure.DarkFrames != 3 {
+		t.Errorf("the fit's exposure record: %+v", r.Exposure)
+	}
+}

@@ -3,6 +3,7 @@ package window
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/physd/physd/estimator"
@@ -87,5 +88,21 @@ func TestCertifyEndToEnd(t *testing.T) {
 				t.Errorf("%s: (γ0, γ1) = (%.5f, %.5f), truth (%g, %g)", c.name, r.Gamma0, r.Gamma1, g0, g1)
 			}
 		}
+	}
+}
+
+// A certified window whose view went black in some frames is refused:
+// those frames show no object. The same estimate with a clean exposure
+// record stays certified, so the refusal is the dark frames'.
+func TestCertifyRefusesDarkFrames(t *testing.T) {
+	r, v := fitScenes(t, []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 1.5*math.Pi)})
+	if !v.Certified {
+		t.Fatalf("clean window: %s %v", v.Status, v.Reasons)
+	}
+	dark := *r
+	dark.Exposure = &estimator.Exposure{Why: "2 frame(s) dark where the scene is bright", DarkFrames: 2}
+	v = Certify(&dark, Thresholds{})
+	if v.Certified || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "went dark in 2 frame") {
+		t.Errorf("dark frames: %s %v", v.Status, v.Reasons)
 	}
 }

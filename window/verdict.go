@@ -201,6 +201,9 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	if undampedOne {
 		reasons = append(reasons, fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ))
 	}
+	if r.Exposure != nil && r.Exposure.DarkFrames > 0 {
+		reasons = append(reasons, fmt.Sprintf("the view went dark in %d frame(s) (a lens cap, a dropped feed, a cut to black): the object was not seen there, and its latent there is no measurement", r.Exposure.DarkFrames))
+	}
 	var camReason string
 	if v.Camera, camReason = testCamera(r, cam); camReason != "" {
 		reasons = append(reasons, camReason)
