@@ -55,7 +55,8 @@ func (o Options) withDefaults() Options {
 // Point is a position in the clips' pixels.
 type Point struct{ X, Y float64 }
 
-// Path is one object followed through every frame of every clip.
+// Path is one object followed through the frames of every clip it was
+// seen in.
 type Path struct {
 	// W, H are the frames' size.
 	W, H int
@@ -90,8 +91,8 @@ type Path struct {
 }
 
 // Name says which object the path follows, for Result.Readout: its
-// template's box in the frames the estimator saw.
-// and, when the object was not followed through a whole clip, the
+// template's box in the frames the estimator saw, the frame it was cut
+// from and, when the object was not followed through a whole clip, the
 // frames it was.
 func (p *Path) Name() string {
 	name := fmt.Sprintf("tracked %d,%d,%d,%d of %d×%d, frame %d", p.Box.X, p.Box.Y, p.Box.W, p.Box.H, p.W, p.H, p.Frame)
@@ -121,8 +122,8 @@ func (p *Path) Latents() [][]float64 {
 		ux, uy = m.X-p.Centre.X, m.Y-p.Centre.Y
 		n := math.Hypot(ux, uy)
 		ux, uy = ux/n, uy/n
-		// The tangent u rotated a quarter turn; its side of Axis fixes
-		// the sign.
+		// u rotated a quarter turn is the tangent there; its side of
+		// Axis fixes the sign.
 		sign = 1
 		if -uy*p.Axis.X+ux*p.Axis.Y < 0 {
 			sign = -1

@@ -8,8 +8,10 @@ import (
 )
 
 // FuzzFollow: any frames — sizes down to one pixel, flat, noisy, a
-// spot that jumps or leaves — give paths or an error, never a panic, and
-// every position found lies where the template fits in the frame.
+// spot that jumps or leaves — give paths or an error, never a panic;
+// every position found lies where the template fits in the frame, and a
+// path is a run of frames of the clip (an object lost midway is read up
+// to where it was lost).
 func FuzzFollow(f *testing.F) {
 	f.Add(uint8(20), uint8(30), uint8(12), []byte{0, 255, 30, 200, 7, 9, 180, 3})
 	f.Add(uint8(1), uint8(1), uint8(8), []byte{1})
@@ -44,8 +46,10 @@ func FuzzFollow(f *testing.F) {
 					t.Fatalf("%d×%d: template %+v found at %+v", w, h, p.Box, q)
 				}
 			}
-			if len(p.Latents()[0]) != n {
-				t.Fatalf("%d latents for %d frames", len(p.Latents()[0]), n)
+			// The run it was followed through lies in the clip, is long
+			// enough to fit, and has a latent per position.
+			if got := len(p.Latents()[0]); p.First[0] < 0 || p.First[0]+len(p.Pos[0]) > n || len(p.Pos[0]) < estimator.MinFrames || got != len(p.Pos[0]) {
+				t.Fatalf("run from frame %d of %d positions in %d frames, %d latents", p.First[0], len(p.Pos[0]), n, got)
 			}
 		}
 	})

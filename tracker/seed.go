@@ -10,7 +10,7 @@ import (
 // Box is a rectangle in the clips' pixels: top-left (X, Y), size W×H.
 type Box struct{ X, Y, W, H int }
 
-// seed is an object found in the first frame: its template's box and,
+// seed is an object found in a frame: its template's box and,
 // when only part of the box is the object, which pixels are (row-major
 // over the box; nil: all of them).
 type seed struct {
@@ -73,7 +73,7 @@ func blur3(f []float64, w, h int) []float64 {
 	return out
 }
 
-// seeds finds up to n objects in the first frame f0 (w×h): blobs where
+// seeds finds up to n objects in frame f0 (w×h): blobs where
 // f0 differs from the background bg, ranked by that difference times
 // the square root of the pixels' activity (a moving object's pixels
 // change over the window; a parked one's do not), each returned as its

@@ -2,12 +2,11 @@ package tracker
 
 import "math"
 
-// template is a patch of the first frame (the pixels of its mask), mean
-// removed, with its norm.
+// template is a patch of the frame an object was found in (the pixels of
+// its mask), mean removed, with its norm.
 type template struct {
 	w, h int
-	off  []int     // the pixels used, y·w + x within the box
-	v    []float64 // their centred values
+	v    []float64 // the pixels used, centred, row by row
 	norm float64   // ‖v‖
 	// rows lists, per box row, the runs of used pixels [x0, x1) and
 	// where their values start in v: the inner loop reads contiguous
@@ -33,7 +32,6 @@ func newTemplate(f []float64, fw int, b Box, mask []bool) *template {
 			r := run{x0: x, at: len(t.v)}
 			for ; x < b.W && (mask == nil || mask[y*b.W+x]); x++ {
 				v := f[(b.Y+y)*fw+b.X+x]
-				t.off = append(t.off, y*b.W+x)
 				t.v = append(t.v, v)
 				mean += v
 			}

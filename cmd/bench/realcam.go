@@ -25,12 +25,15 @@ type realScene struct {
 	roi  string // a camera's roi in the config (YAML), the clip's pixels
 }
 
-// The springWars cart (640×480, 30 fps): the region of its track, where
-// windows certify, and a strip of wall above it where nothing oscillates
-// (uncertifiable: every window is refused, the learner's worst case).
-var realScenes = []realScene{
-	{"certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
-	{"uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
+// realScenes are the regions of the springWars cart (640×480, 30 fps)
+// the daemon is measured on: its track, where windows certify, and a
+// strip of wall above it where nothing oscillates (uncertifiable: every
+// window is refused, the learner's worst case).
+func realScenes() []realScene {
+	return []realScene{
+		{"certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
+		{"uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
+	}
 }
 
 // realRun is one `physd run` on RTSP cameras, measured from outside, with
@@ -66,7 +69,7 @@ func benchRealCameras(ctx context.Context, physd, realvid string, dur time.Durat
 	defer stop()
 	fmt.Printf("daemon (installed copy) on real-camera streams: %s (H.264 640×480, 30 fps) looped by ffmpeg into a loopback RTSP server (gortsplib), every camera its own RTSP reader and decoder; 6 s windows, 1 s hop; %v measured after a 20 s warm-up; load average at start %s\n",
 		filepath.Base(clip), dur, loadavg())
-	for _, sc := range realScenes {
+	for _, sc := range realScenes() {
 		for _, n := range counts {
 			r, err := runRealDaemon(ctx, physd, url, sc.roi, n, dur)
 			if err != nil {
