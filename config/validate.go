@@ -161,8 +161,7 @@ func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) 
 	v.events(c.Events)
 	v.estimator(c.Estimator)
 	v.certify("certify", c.Certify, false)
-	a := c.Alerts
-	v.alerts("alerts", AlertsOverride{BaselineWindows: a.BaselineWindows, FnDrift: a.FnDrift, ZetaDrift: a.ZetaDrift, Consecutive: a.Consecutive}, false)
+	v.alerts("alerts", AlertsOverride(c.Alerts), false)
 	first := map[string]int{}
 	for i, cam := range c.Cameras {
 		p := fmt.Sprintf("cameras[%d]", i)
