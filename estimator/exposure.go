@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/physd/physd/internal/order"
 )
 
 // Exposure is what NormalizeExposure found and did to a window.
@@ -75,7 +77,7 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 		for i := 0; i < n; i += stride {
 			col = append(col, frames[i][j])
 		}
-		ref[j] = nth(col, len(col)/2)
+		ref[j] = order.Select(col, len(col)/2)
 		if ref[j] >= exposureFloor {
 			idx = append(idx, j)
 		}
@@ -92,7 +94,7 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 		for q, j := range idx {
 			ratio[q] = f[j] / ref[j]
 		}
-		g := nth(ratio, len(ratio)/2)
+		g := order.Select(ratio, len(ratio)/2)
 		if !(g > 0) {
 			e.DarkFrames++
 			continue
@@ -129,49 +131,4 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 	}
 	e.Applied = true
 	return out, e
-}
-
-// nth is the k-th smallest of x (0-based), the value slices.Sort would put
-// at x[k], found by quickselect in expected linear time; x is reordered.
-// The medians above are taken per pixel and per frame of every window, and
-// sorting them was a tenth of a warm window's time.
-func nth(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		// Median of three as the pivot, then Hoare's partition.
-		mid := lo + (hi-lo)/2
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
-		}
-		pivot := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < pivot {
-				i++
-			}
-			for x[j] > pivot {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
-		}
-	}
-	return x[k]
 }

@@ -3,8 +3,6 @@ package estimator
 import (
 	"context"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/physd/physd/sim"
@@ -125,28 +123,6 @@ func TestFitThroughExposureTransient(t *testing.T) {
 	t.Logf("without normalisation: γ0 %.4f γ1 %.4f", raw.Gamma0, raw.Gamma1)
 	if math.Abs(raw.Gamma0-g0) <= 0.005*g0 && math.Abs(raw.Gamma1-g1) <= 0.004 {
 		t.Error("the transient does not disturb the fit without normalisation: the scene tests nothing")
-	}
-}
-
-// nth agrees with sorting, ties, duplicates and NaN-free extremes
-// included.
-func TestNth(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	for trial := range 300 {
-		n := 1 + rng.IntN(70)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = float64(rng.IntN(1 + trial%9)) // many ties on some trials
-			if trial%3 == 0 {
-				x[i] = rng.NormFloat64()
-			}
-		}
-		sorted := slices.Clone(x)
-		slices.Sort(sorted)
-		k := rng.IntN(n)
-		if got := nth(slices.Clone(x), k); got != sorted[k] {
-			t.Fatalf("trial %d: nth(%v, %d) = %v, sorted %v", trial, x, k, got, sorted[k])
-		}
 	}
 }
 

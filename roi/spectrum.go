@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/physd/physd/internal/order"
 )
 
 // clipData is one clip prepared for the search: per-cell residual signals,
@@ -328,7 +330,7 @@ func median(x []float64) float64 {
 	if n == 0 {
 		return 0
 	}
-	m := selectK(x, n/2)
+	m := order.Select(x, n/2)
 	if n%2 == 1 {
 		return m
 	}
@@ -337,36 +339,4 @@ func median(x []float64) float64 {
 		lo = max(lo, v)
 	}
 	return (lo + m) / 2
-}
-
-// selectK returns the k-th smallest element of x (0-based), leaving
-// x[:k] ≤ x[k] ≤ x[k+1:] (Hoare's quickselect, middle pivot).
-func selectK(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		p := x[(lo+hi)/2]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for x[j] > p {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
-		}
-	}
-	return x[k]
 }

@@ -2,8 +2,6 @@ package window
 
 import (
 	"math"
-	"math/rand/v2"
-	"slices"
 	"testing"
 )
 
@@ -105,26 +103,5 @@ func TestRevisitCatchesFoldedMotion(t *testing.T) {
 	t.Logf("revisit %+v", r)
 	if !(r.Score > 2) {
 		t.Errorf("revisit score %.2f: a folded monotone motion passes as revisits", r.Score)
-	}
-}
-
-// selectNth finds the element a sort puts at k, ties and repeats included.
-func TestSelectNthMatchesSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	for trial := range 300 {
-		n := 1 + rng.IntN(200)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = float64(rng.IntN(1 + trial%20)) // many ties when small
-			if trial%3 == 0 {
-				x[i] = rng.NormFloat64()
-			}
-		}
-		sorted := slices.Clone(x)
-		slices.Sort(sorted)
-		k := rng.IntN(n)
-		if got := selectNth(slices.Clone(x), k); got != sorted[k] {
-			t.Fatalf("trial %d: selectNth(%v, %d) = %v, sort gives %v", trial, x, k, got, sorted[k])
-		}
 	}
 }

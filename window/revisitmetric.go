@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/physd/physd/internal/order"
 )
 
 // revisitMetric compares a window's frames where its latent lives.
@@ -133,51 +135,6 @@ func parallelFor(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// selectNth returns the value sorted(x)[k] (0 ≤ k < len(x)), reordering x:
-// Hoare's quickselect, linear on average where a sort is n log n. The
-// value is the same element a sort would put there.
-func selectNth(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		// Median of three as the pivot: the residuals often arrive
-		// nearly sorted (background pixels in scan order).
-		mid := lo + (hi-lo)/2
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
-		}
-		pivot := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < pivot {
-				i++
-			}
-			for x[j] > pivot {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
-		}
-	}
-	return x[k]
-}
-
 // exposure fits f_p ≈ a·μ_p + b on the background pixels, robustly.
 func (met *revisitMetric) exposure(f []float64) (a, b float64) {
 	if met.background == nil {
@@ -211,7 +168,7 @@ func (met *revisitMetric) exposure(f []float64) (a, b float64) {
 	for i, p := range met.background {
 		res[i] = math.Abs(f[p] - a*met.mean[p] - b)
 	}
-	cut := 3 * 1.4826 * selectNth(res, len(res)/2) // the median
+	cut := 3 * 1.4826 * order.Select(res, len(res)/2) // the median
 	if cut > 0 {
 		if a2, b2, ok := fit(func(p int) bool { return math.Abs(f[p]-a*met.mean[p]-b) <= cut }); ok {
 			a, b = a2, b2
