@@ -80,29 +80,8 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 	}
 	defer nc.Close()
 	r := &daemonRun{cameras: n}
-	var counting atomic.Bool
-	var windows, certified, skipped, estimates atomic.Int64
-	if _, err := nc.Subscribe("physd.*.diag", func(m *nats.Msg) {
-		if !counting.Load() {
-			return
-		}
-		switch {
-		case bytes.Contains(m.Data, []byte(`"verdict":"skipped"`)):
-			skipped.Add(1)
-		default:
-			windows.Add(1)
-			if bytes.Contains(m.Data, []byte(`"verdict":"certified"`)) {
-				certified.Add(1)
-			}
-		}
-	}); err != nil {
-		return nil, err
-	}
-	if _, err := nc.Subscribe("physd.*.estimate", func(*nats.Msg) {
-		if counting.Load() {
-			estimates.Add(1)
-		}
-	}); err != nil {
+	var wc windowCounter
+	if err := wc.subscribe(nc); err != nil {
 		return nil, err
 	}
 	// Warm-up: the first windows start cold and the first event renders.
@@ -111,10 +90,10 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 	if err != nil {
 		return nil, err
 	}
-	counting.Store(true)
+	wc.counting.Store(true)
 	t0 := time.Now()
 	time.Sleep(dur)
-	counting.Store(false)
+	wc.counting.Store(false)
 	cpu1, err := procCPU(cmd.Process.Pid)
 	if err != nil {
 		return nil, err
@@ -127,9 +106,43 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 	if err != nil {
 		return nil, err
 	}
-	r.windows, r.certified, r.skipped, r.estimates = windows.Load(), certified.Load(), skipped.Load(), estimates.Load()
+	r.windows, r.certified, r.skipped, r.estimates = wc.windows.Load(), wc.certified.Load(), wc.skipped.Load(), wc.estimates.Load()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	return r, nil
+}
+
+// windowCounter counts, while counting is set, the windows physd reports
+// on NATS: estimated (certified or not) and skipped diagnostics, and
+// estimates.
+type windowCounter struct {
+	counting                               atomic.Bool
+	windows, certified, skipped, estimates atomic.Int64
+}
+
+// subscribe starts counting physd.*.diag and physd.*.estimate on nc.
+func (w *windowCounter) subscribe(nc *nats.Conn) error {
+	if _, err := nc.Subscribe("physd.*.diag", func(m *nats.Msg) {
+		if !w.counting.Load() {
+			return
+		}
+		switch {
+		case bytes.Contains(m.Data, []byte(`"verdict":"skipped"`)):
+			w.skipped.Add(1)
+		default:
+			w.windows.Add(1)
+			if bytes.Contains(m.Data, []byte(`"verdict":"certified"`)) {
+				w.certified.Add(1)
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	_, err := nc.Subscribe("physd.*.estimate", func(*nats.Msg) {
+		if w.counting.Load() {
+			w.estimates.Add(1)
+		}
+	})
+	return err
 }
 
 // procHWM is a running process's peak resident set in MiB.

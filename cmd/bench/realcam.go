@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -152,22 +151,8 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	}
 	defer nc.Close()
 	r := &realRun{daemonRun: daemonRun{cameras: n}}
-	var counting atomic.Bool
-	var windows, certified, skipped atomic.Int64
-	if _, err := nc.Subscribe("physd.*.diag", func(m *nats.Msg) {
-		if !counting.Load() {
-			return
-		}
-		switch {
-		case bytes.Contains(m.Data, []byte(`"verdict":"skipped"`)):
-			skipped.Add(1)
-		default:
-			windows.Add(1)
-			if bytes.Contains(m.Data, []byte(`"verdict":"certified"`)) {
-				certified.Add(1)
-			}
-		}
-	}); err != nil {
+	var wc windowCounter
+	if err := wc.subscribe(nc); err != nil {
 		return nil, err
 	}
 	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort)
@@ -182,10 +167,10 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	if err != nil {
 		return nil, err
 	}
-	counting.Store(true)
+	wc.counting.Store(true)
 	t0 := time.Now()
 	time.Sleep(dur)
-	counting.Store(false)
+	wc.counting.Store(false)
 	cpu1, err := procCPU(cmd.Process.Pid)
 	if err != nil {
 		return nil, err
@@ -199,7 +184,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	if r.rssMiB, err = procHWM(cmd.Process.Pid); err != nil {
 		return nil, err
 	}
-	r.windows, r.certified, r.skipped = windows.Load(), certified.Load(), skipped.Load()
+	r.windows, r.certified, r.skipped, r.estimates = wc.windows.Load(), wc.certified.Load(), wc.skipped.Load(), wc.estimates.Load()
 	r.stage = map[string]float64{}
 	for _, s := range []string{"motion", "train", "weigh"} {
 		l := `stage="` + s + `"`
