@@ -86,20 +86,9 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 	}
 	// Warm-up: the first windows start cold and the first event renders.
 	time.Sleep(12 * time.Second)
-	cpu0, err := procCPU(cmd.Process.Pid)
-	if err != nil {
+	if r.cpu, r.wall, err = wc.measure(cmd.Process.Pid, dur); err != nil {
 		return nil, err
 	}
-	wc.counting.Store(true)
-	t0 := time.Now()
-	time.Sleep(dur)
-	wc.counting.Store(false)
-	cpu1, err := procCPU(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	r.wall = time.Since(t0)
-	r.cpu = cpu1 - cpu0
 	// VmHWM, not the child's rusage: Go starts children with vfork, and
 	// Linux then charges the parent's resident set to the child's peak.
 	r.rssMiB, err = procHWM(cmd.Process.Pid)
@@ -117,6 +106,24 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 type windowCounter struct {
 	counting                               atomic.Bool
 	windows, certified, skipped, estimates atomic.Int64
+}
+
+// measure counts for dur and returns the CPU time process pid spent
+// meanwhile (/proc) and the wall time counted.
+func (w *windowCounter) measure(pid int, dur time.Duration) (cpu, wall time.Duration, err error) {
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	w.counting.Store(true)
+	t0 := time.Now()
+	time.Sleep(dur)
+	w.counting.Store(false)
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return 0, 0, err
+	}
+	return cpu1 - cpu0, time.Since(t0), nil
 }
 
 // subscribe starts counting physd.*.diag and physd.*.estimate on nc.

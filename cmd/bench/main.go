@@ -66,19 +66,11 @@ func main() {
 }
 
 func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor time.Duration, realvid string, longRuns int) error {
-	dir, err := os.MkdirTemp("", "physd-bench-bin")
+	installed, remove, err := installCopy(physd)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	// The file-backed part of the resident set depends on how the binary
-	// sits in the page cache: this kernel maps a freshly linked binary in
-	// larger folios than a copied one. An installed physd is a copy (make
-	// install); the daemon is measured as installed.
-	installed := filepath.Join(dir, "physd")
-	if err := copyFile(physd, installed); err != nil {
-		return err
-	}
+	defer remove()
 	if err := run(ctx, physd, installed, runs, paperRuns); err != nil {
 		return err
 	}
@@ -96,21 +88,35 @@ func bench(ctx context.Context, physd string, runs, paperRuns int, daemonFor tim
 	return nil
 }
 
+// installCopy copies physd into a temporary directory, which remove
+// deletes. The file-backed part of the resident set depends on how the
+// binary sits in the page cache: this kernel maps a freshly linked binary
+// in larger folios than a copied one. An installed physd is a copy (make
+// install); the daemon is measured as installed.
+func installCopy(physd string) (installed string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "physd-bench-bin")
+	if err != nil {
+		return "", nil, err
+	}
+	installed = filepath.Join(dir, "physd")
+	if err := copyFile(physd, installed); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return installed, func() { os.RemoveAll(dir) }, nil
+}
+
 // benchReal measures the installed copy of physd on real-camera streams
 // (benchRealCameras) with 1, 2 and 4 cameras; dur 0 skips it.
 func benchReal(ctx context.Context, physd, realvid string, dur time.Duration) error {
 	if dur <= 0 {
 		return nil
 	}
-	dir, err := os.MkdirTemp("", "physd-bench-bin")
+	installed, remove, err := installCopy(physd)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	installed := filepath.Join(dir, "physd")
-	if err := copyFile(physd, installed); err != nil {
-		return err
-	}
+	defer remove()
 	return benchRealCameras(ctx, installed, realvid, dur, []int{1, 2, 4})
 }
 

@@ -163,24 +163,13 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	if err != nil {
 		return nil, err
 	}
-	cpu0, err := procCPU(cmd.Process.Pid)
-	if err != nil {
+	if r.cpu, r.wall, err = wc.measure(cmd.Process.Pid, dur); err != nil {
 		return nil, err
 	}
-	wc.counting.Store(true)
-	t0 := time.Now()
-	time.Sleep(dur)
-	wc.counting.Store(false)
-	cpu1, err := procCPU(cmd.Process.Pid)
-	if err != nil {
-		return nil, err
-	}
-	r.wall = time.Since(t0)
 	m1, err := physdtest.Scrape(ctx, metrics)
 	if err != nil {
 		return nil, err
 	}
-	r.cpu = cpu1 - cpu0
 	if r.rssMiB, err = procHWM(cmd.Process.Pid); err != nil {
 		return nil, err
 	}
