@@ -36,6 +36,12 @@ type Alternative struct {
 // scene holds another motion that also fits an ODE, or one readout bends
 // the state. The window is then refused rather than one of them
 // guessed: a wrong answer certified is worse than none.
+//
+// The learned latent, reported, is also refused when it swings with an
+// object that was followed (certified or not) at the object's frequency
+// but out of phase with it (lagging): it then mixes that object's state
+// with another motion. A followed object's position is a function of its
+// own state by construction, so only the learned latent is held to this.
 func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, Verdict) {
 	if len(cands) == 0 {
 		return 0, CertifyCamera(nil, th, cam)
@@ -63,6 +69,18 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 			v.Status, v.Certified = NotCertified, false
 			v.Reasons = append(v.Reasons, fmt.Sprintf("two readouts certify different answers: %s gives γ0 %.4g, γ1 %.3g and %s gives γ0 %.4g, γ1 %.3g (%s); the scene holds another motion that fits an ODE, or a readout bends the state",
 				name(cands[pick]), cands[pick].Gamma0, cands[pick].Gamma1, name(cands[i]), cands[i].Gamma0, cands[i].Gamma1, d))
+		}
+	}
+	if v.Certified && name(cands[pick]) == estimator.ReadoutEncoder {
+		for i, r := range cands {
+			if i == pick || name(r) == estimator.ReadoutEncoder {
+				continue
+			}
+			if d := lagging(cands[pick], r); d != "" {
+				v.Status, v.Certified = NotCertified, false
+				v.Reasons = append(v.Reasons, d)
+				break
+			}
 		}
 	}
 	for i, r := range cands {
