@@ -379,14 +379,15 @@ func eventJob(evs []*window.Event, single bool) job {
 // reporting stage, with the windows skipped since the last job.
 func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	est := c.all.Estimator
+	th := thresholds(c.all.Certify)
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
-		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed)})
+		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed),
+		Screen: func(r *estimator.Result) bool { return window.Covered(r, th) }})
 	if err != nil {
 		c.log.Error("camera learner", "err", err)
 		return
 	}
 	c.restore(learner)
-	th := thresholds(c.all.Certify)
 	lastSave := time.Now()
 	defer c.save(learner)
 	skipped := func() {

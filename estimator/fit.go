@@ -39,6 +39,13 @@ type Options struct {
 	// window alone afterwards. Those measurements were most of a warm
 	// window's cost.
 	TrainOnly bool
+	// Screen, when set, is asked of the fit before its σ is measured
+	// whether the measurement is worth it: a fit it refuses keeps the
+	// stencil's σ (Uncertainty.Source "stencil"). For the certificate's
+	// σ-free tests (level-set coverage): a window they refuse is refused
+	// whatever its σ, and the bootstrap and readout jackknife are most of
+	// a warm window's cost.
+	Screen func(*Result) bool
 	// Budget, when positive, caps the wall time of training: the loop stops
 	// after the step that crosses it (at least one step runs), so a slow
 	// board trains less per window instead of falling behind.
@@ -268,7 +275,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		for m := range clips {
 			lens[m] = bounds[m+1] - bounds[m]
 		}
-		if err := r.fitExact(ctx, net, all, lens, p, !opt.TrainOnly); err != nil {
+		if err := r.fitExact(ctx, net, all, lens, p, !opt.TrainOnly, opt.Screen); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	} else {
@@ -286,8 +293,9 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 // paper's cells it covered the truth within 2σ in 54–68 % of fits) nor
 // the stencil's (tens of times too large on video). net, all and lens
 // are the encoder, its frames and the clips' lengths, for the readout's
-// jackknife; a nil net has no readout to measure.
-func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset, measure bool) error {
+// jackknife; a nil net has no readout to measure. measure false, or a
+// screen that refuses the fit, leaves σ unmeasured.
+func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset, measure bool, screen func(*Result) bool) error {
 	f := r.Stencil
 	g1, g0, err := Exact(r.Gamma1, r.Gamma0, r.Dt)
 	if err != nil {
@@ -305,6 +313,10 @@ func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, len
 		return nil
 	}
 	r.Gamma1, r.Gamma0, r.Trajectory = tf.Gamma1, tf.Gamma0, tf
+	if measure && screen != nil {
+		r.finish(time.Now()) // the screen sees the fit's physics
+		measure = screen(r)
+	}
 	if !measure {
 		r.Uncertainty = &Uncertainty{Source: "stencil", Note: "screened: σ not measured",
 			StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}

@@ -56,7 +56,7 @@ func fitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]
 	r := &Result{Readout: name, Gamma1: f.Gamma1, Gamma0: f.Gamma0, Cov: f.Cov, StencilCov: f.Cov,
 		Stencil: f, Latents: lat, Frames: frames, Dt: dt, Loss: loss}
 	if p.Exact {
-		if err := r.fitExact(ctx, nil, nil, nil, p, measure); err != nil {
+		if err := r.fitExact(ctx, nil, nil, nil, p, measure, nil); err != nil {
 			return nil, fmt.Errorf("fit latents %s: %w", name, err)
 		}
 	}

@@ -25,6 +25,9 @@ type LearnerOptions struct {
 	Replay int
 	// Seed fixes the random choices of cold starts.
 	Seed uint64
+	// Screen, when set, is each window estimate's Options.Screen: σ is
+	// measured only for estimates it passes.
+	Screen func(*Result) bool
 }
 
 // Learner keeps one camera's encoder from window to window: each window
@@ -121,7 +124,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.TrainSteps += r.Steps
 			l.steps += int64(r.Steps)
 			p.Steps = 0
-			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc})
+			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
 		}
 		if err != nil && ctx.Err() != nil {
 			return nil, err
@@ -151,7 +154,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		budget = max(budget-time.Since(start), budget/4)
 	}
 	out.ColdTried = true
-	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget})
+	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen})
 	out.TrainTime = time.Since(start)
 	if err != nil {
 		if out.Result != nil && ctx.Err() == nil {

@@ -145,3 +145,38 @@ func TestFitTrainOnly(t *testing.T) {
 		t.Errorf("train-only fit measured σ: %+v", u)
 	}
 }
+
+// A screen sees the fit's estimate before σ is measured; a fit it refuses
+// keeps the stencil's σ and the same estimate, one it passes is measured.
+func TestFitScreen(t *testing.T) {
+	ctx := context.Background()
+	clip := pendulumClip(t, 50, 1.5*math.Pi)
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []float64
+	screen := func(pass bool) func(*Result) bool {
+		return func(r *Result) bool { seen = append(seen, r.Gamma0, r.Physics.OmegaN); return pass }
+	}
+	passed, err := Fit(ctx, []Clip{clip}, Options{Preset: p, Seed: 1, Screen: screen(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, err := Fit(ctx, []Clip{clip}, Options{Preset: p, Seed: 1, Screen: screen(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 4 || seen[0] != passed.Gamma0 || seen[1] == 0 {
+		t.Fatalf("the screen saw %v, want γ0 %v and its ω_n, twice", seen, passed.Gamma0)
+	}
+	if u := passed.Uncertainty; u == nil || u.Source != "bootstrap+jackknife" {
+		t.Errorf("passed: uncertainty %+v", u)
+	}
+	if u := refused.Uncertainty; u == nil || u.Source != "stencil" || u.Bootstrap != nil {
+		t.Errorf("refused: σ measured: %+v", u)
+	}
+	if refused.Gamma0 != passed.Gamma0 || refused.Gamma1 != passed.Gamma1 {
+		t.Errorf("refused estimate %v/%v, passed %v/%v", refused.Gamma0, refused.Gamma1, passed.Gamma0, passed.Gamma1)
+	}
+}

@@ -24,7 +24,7 @@ func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		}
 		// A path whose certificate fails level-set coverage on its
 		// screening fit is refused whatever its σ: no bootstrap for it.
-		screen := func(r *estimator.Result) bool { return window.CertifyCamera(r, th, cam).Coverage.Holds }
+		screen := func(r *estimator.Result) bool { return window.Covered(r, th) }
 		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen})
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)

@@ -106,3 +106,19 @@ func TestCertifyRefusesDarkFrames(t *testing.T) {
 		t.Errorf("dark frames: %s %v", v.Status, v.Reasons)
 	}
 }
+
+// Covered agrees with Certify's coverage test, and says no to nothing.
+func TestCovered(t *testing.T) {
+	z, dt := swing(0.3, 4, 1)
+	for _, r := range []*estimator.Result{resultOf(t, z, dt, tight), resultOf(t, z[:30], dt, tight)} {
+		if got, want := Covered(r, Thresholds{}), Certify(r, Thresholds{}).Coverage.Holds; got != want {
+			t.Errorf("%d frames: Covered %v, Certify's coverage %v", len(r.Latents[0]), got, want)
+		}
+	}
+	if !Covered(resultOf(t, z, dt, tight), Thresholds{}) {
+		t.Error("a damped swing of 250 frames not covered")
+	}
+	if Covered(nil, Thresholds{}) || Covered(&estimator.Result{}, Thresholds{}) {
+		t.Error("no estimate covered")
+	}
+}

@@ -268,3 +268,19 @@ func lag1(res [][]float64) float64 {
 	}
 	return num / den
 }
+
+// Covered reports whether r passes the certificate's level-set coverage
+// test (Certify's first), which needs no σ: an estimator's Screen, so
+// that a window refused whatever its σ does not pay for measuring it.
+func Covered(r *estimator.Result, th Thresholds) bool {
+	if r == nil || r.Stencil == nil {
+		return false
+	}
+	tr, err := NewTrace(r)
+	if err != nil {
+		return false
+	}
+	copt := th.withDefaults().Coverage
+	copt.ClipOffsets = r.Stencil.ClipG != nil
+	return TestCoverage(tr, copt).Holds
+}
