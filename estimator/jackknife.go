@@ -190,6 +190,7 @@ func quadForm(S *mat.SymDense, a, b []float64) float64 {
 // intercept b; every other layer is e's (shared, not copied).
 func (e *LowRank) withReadout(u []float64, b float64) *LowRank {
 	c := *e
+	c.cache = nil // the copy only runs its head; a shared cache is not goroutine-safe
 	c.U = &nn.Param{Name: e.U.Name, Value: tensor.New(tensor.WithShape(len(u)), tensor.WithBacking(u))}
 	c.B = &nn.Param{Name: e.B.Name, Value: tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{b}))}
 	return &c

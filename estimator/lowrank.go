@@ -26,6 +26,7 @@ type LowRank struct {
 	P, K, Hidden     int
 	Mean             []float64
 	W, U, A, C, V, B *nn.Param
+	cache            *featureCache // nil unless EnableFeatureCache
 }
 
 // NewLowRank returns an encoder for frames of p pixels with k features and
@@ -122,7 +123,16 @@ const featureBlock = 8
 // in cache while every frame's slice of those columns streams past once.
 const gradChunk = 256
 
-// features computes h = W(x − μ), n×K row-major, as
+// features computes h = W(x − μ), n×K row-major: through the cache when
+// one is enabled, else computeFeatures.
+func (e *LowRank) features(frames [][]float64) []float64 {
+	if e.cache != nil {
+		return e.cachedFeatures(frames)
+	}
+	return e.computeFeatures(frames)
+}
+
+// computeFeatures computes h = W(x − μ), n×K row-major, as
 //
 //	h_ik = 0 + Σ_p (x_ip − μ_p) W_kp
 //
@@ -134,7 +144,7 @@ const gradChunk = 256
 // bootstrap's random stream is seeded by the residual's bits. Blocks of
 // frames are spread over the cores; each entry is computed by exactly one
 // worker, so the split does not change the result.
-func (e *LowRank) features(frames [][]float64) []float64 {
+func (e *LowRank) computeFeatures(frames [][]float64) []float64 {
 	n := len(frames)
 	h := make([]float64, n*e.K)
 	wd := data(e.W)

@@ -172,6 +172,9 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		if !ok {
 			return nil, fmt.Errorf("learner: encoder %T is not trainable", r.Encoder)
 		}
+		if lr, ok := n.(*LowRank); ok {
+			lr.EnableFeatureCache()
+		}
 		l.enc, l.w, l.h = n, clips[0].W, clips[0].H
 		l.version++
 		l.steps = int64(r.Steps)
@@ -300,6 +303,7 @@ func (l *Learner) Load(r io.Reader) error {
 		return fmt.Errorf("learner: load: mean frame missing or of the wrong size: %w", nn.ErrCheckpoint)
 	}
 	copy(e.Mean, mean)
+	e.EnableFeatureCache()
 	l.enc, l.w, l.h, l.version, l.steps, l.replay, l.gamma = e, h.W, h.H, h.Version, h.Steps, nil, h.Gamma
 	return nil
 }

@@ -1,0 +1,80 @@
+package estimator
+
+import "slices"
+
+// featureCache keeps each frame's features h = W(x − μ) across calls, for
+// an encoder whose W and μ stay put between calls: the online learner's,
+// whose spatial features only a cold start changes, while every frame
+// sits in several overlapping windows and the replay set and each window
+// reads its features several times. Frames are keyed by their pixel
+// slice (frames are shared, never written after decoding); a row is
+// bitwise the one features would compute, since each is one worker's dot
+// products of that frame alone.
+type featureCache struct {
+	w, mean []float64 // the W and μ the rows were computed with
+	rows    map[*float64]cachedRow
+	calls   uint64
+}
+
+type cachedRow struct {
+	h    []float64
+	used uint64 // the call that last read it
+}
+
+// cacheKeep is how many calls a row survives unread: a window reads its
+// frames about four times, so frames that left every window and the
+// replay set are dropped within two windows.
+const cacheKeep = 8
+
+// EnableFeatureCache makes e keep its frames' features across calls
+// (see featureCache); the online learner turns it on for the encoder it
+// keeps. An encoder with a cache is not safe for concurrent use.
+func (e *LowRank) EnableFeatureCache() {
+	if e.cache == nil {
+		e.cache = &featureCache{rows: map[*float64]cachedRow{}}
+	}
+}
+
+// cachedFeatures is features through the cache: rows of frames seen with
+// the current W and μ are reused, the others computed and kept.
+func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
+	c := e.cache
+	wd := data(e.W)
+	if !slices.Equal(c.w, wd) || !slices.Equal(c.mean, e.Mean) {
+		c.w, c.mean = append(c.w[:0], wd...), append(c.mean[:0], e.Mean...)
+		clear(c.rows)
+	}
+	c.calls++
+	var miss [][]float64
+	var at []int
+	for i, f := range frames {
+		if len(f) == 0 {
+			continue
+		}
+		if _, ok := c.rows[&f[0]]; !ok {
+			miss, at = append(miss, f), append(at, i)
+		}
+	}
+	if len(miss) > 0 {
+		hm := e.computeFeatures(miss)
+		for j, f := range miss {
+			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K]}
+		}
+	}
+	h := make([]float64, len(frames)*e.K)
+	for i, f := range frames {
+		if len(f) == 0 {
+			continue
+		}
+		r := c.rows[&f[0]]
+		r.used = c.calls
+		c.rows[&f[0]] = r
+		copy(h[i*e.K:(i+1)*e.K], r.h)
+	}
+	for k, r := range c.rows {
+		if c.calls-r.used > cacheKeep {
+			delete(c.rows, k)
+		}
+	}
+	return h
+}
