@@ -46,13 +46,12 @@ func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
 	}
 	c.calls++
 	var miss [][]float64
-	var at []int
-	for i, f := range frames {
+	for _, f := range frames {
 		if len(f) == 0 {
 			continue
 		}
 		if _, ok := c.rows[&f[0]]; !ok {
-			miss, at = append(miss, f), append(at, i)
+			miss = append(miss, f)
 		}
 	}
 	if len(miss) > 0 {
