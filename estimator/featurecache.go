@@ -1,13 +1,18 @@
 package estimator
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // featureCache keeps each frame's features h = W(x − μ) across calls, for
 // an encoder whose W and μ stay put between calls: the online learner's,
 // whose spatial features only a cold start changes, while every frame
 // sits in several overlapping windows and the replay set and each window
 // reads its features several times. Frames are keyed by their pixel
-// slice (frames are shared, never written after decoding); a row is
+// slice (frames are shared, never written after decoding) and checked
+// against a sample of the frame's pixels, so that a recycled buffer holding
+// another frame is not mistaken for the one it held; a row is
 // bitwise the one features would compute, since each is one worker's dot
 // products of that frame alone.
 type featureCache struct {
@@ -17,8 +22,20 @@ type featureCache struct {
 }
 
 type cachedRow struct {
-	h    []float64
-	used uint64 // the call that last read it
+	h     []float64
+	print uint64 // fingerprint of the frame it was computed from
+	used  uint64 // the call that last read it
+}
+
+// fingerprint mixes the bits of 16 pixels spread over the frame (FNV-1a
+// over their words): cheap next to a row's P·K multiply-adds.
+func fingerprint(f []float64) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range 16 {
+		h ^= math.Float64bits(f[i*len(f)/16])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // cacheKeep is how many calls a row survives unread: a window reads its
@@ -50,14 +67,14 @@ func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
 		if len(f) == 0 {
 			continue
 		}
-		if _, ok := c.rows[&f[0]]; !ok {
+		if r, ok := c.rows[&f[0]]; !ok || r.print != fingerprint(f) {
 			miss = append(miss, f)
 		}
 	}
 	if len(miss) > 0 {
 		hm := e.computeFeatures(miss)
 		for j, f := range miss {
-			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K]}
+			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K], print: fingerprint(f)}
 		}
 	}
 	h := make([]float64, len(frames)*e.K)

@@ -53,6 +53,11 @@ func TestFeatureCache(t *testing.T) {
 	plain.Mean[7] -= 0.1
 	cached.Mean[7] -= 0.1
 	check("after μ moved", frames[10:30])
+	// A buffer recycled for another frame is not taken for the old one.
+	for j := range frames[12] {
+		frames[12][j] = rng.Float64()
+	}
+	check("a buffer rewritten", frames[10:30])
 	// Frames not read for more than cacheKeep calls are dropped.
 	for range cacheKeep + 1 {
 		check("last frames", frames[n-5:])
