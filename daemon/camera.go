@@ -56,6 +56,9 @@ type camera struct {
 	dir    string // state directory for this camera
 	onEst  func(Estimate)
 	preset estimator.Preset
+	// motionCache keeps the camera-motion test's per-frame and per-pair
+	// results for the next overlapping windows (nil: none kept).
+	motionCache *motion.Cache
 	// trainTime observes each window's training and fitting time.
 	trainTime interface{ Observe(float64) }
 	// work sums the learning stage's wall time per step and counts its
@@ -516,7 +519,7 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 func (c *camera) cameraMotion(ctx context.Context, j job) (*motion.Track, error) {
 	ref := c.cfg.Reference
 	if ref.IsZero() || len(j.refs) != len(j.clips) || len(j.clips) == 0 {
-		return motion.MeasureClips(ctx, j.clips)
+		return motion.MeasureClips(ctx, j.clips, motion.Options{Cache: c.motionCache})
 	}
 	roiW, roiH := c.cfg.ROI.W, c.cfg.ROI.H
 	if c.cfg.ROI.IsZero() {
@@ -531,7 +534,7 @@ func (c *camera) cameraMotion(ctx context.Context, j job) (*motion.Track, error)
 		// Something stands in front of the reference, or it is plain:
 		// measure the motion from the frames instead.
 		c.log.Warn("camera reference unusable for this window; measuring the camera's motion from the frames", "reference", fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), "window_start", j.start, "window_end", j.end, "err", err)
-		return motion.MeasureClips(ctx, j.clips)
+		return motion.MeasureClips(ctx, j.clips, motion.Options{Cache: c.motionCache})
 	}
 	return t, t.StabilizeClips(j.clips)
 }

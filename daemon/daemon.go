@@ -14,6 +14,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 )
 
@@ -232,7 +233,7 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if err != nil {
 		return err
 	}
-	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate,
+	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(),
 		trainTime: d.metrics.training.WithLabelValues(cc.Name),
 		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
 		dash: newCamDash(d.dash, thumb, cfg)}

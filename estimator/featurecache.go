@@ -11,7 +11,7 @@ import (
 // sits in several overlapping windows and the replay set and each window
 // reads its features several times. Frames are keyed by their pixel
 // slice (frames are shared, never written after decoding) and checked
-// against a sample of the frame's pixels, so that a recycled buffer holding
+// against a hash of the frame's pixels, so that a recycled buffer holding
 // another frame is not mistaken for the one it held; a row is
 // bitwise the one features would compute, since each is one worker's dot
 // products of that frame alone.
@@ -27,12 +27,13 @@ type cachedRow struct {
 	used  uint64 // the call that last read it
 }
 
-// fingerprint mixes the bits of 16 pixels spread over the frame (FNV-1a
-// over their words): cheap next to a row's P·K multiply-adds.
+// fingerprint hashes every pixel's bits (FNV-1a over 64-bit words): a
+// frame that differs anywhere, even only where the object is, differs in
+// it. P operations, next to a row's P·K multiply-adds.
 func fingerprint(f []float64) uint64 {
 	h := uint64(14695981039346656037)
-	for i := range 16 {
-		h ^= math.Float64bits(f[i*len(f)/16])
+	for _, v := range f {
+		h ^= math.Float64bits(v)
 		h *= 1099511628211
 	}
 	return h
@@ -62,19 +63,22 @@ func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
 		clear(c.rows)
 	}
 	c.calls++
+	prints := make([]uint64, len(frames))
 	var miss [][]float64
-	for _, f := range frames {
+	var missPrint []uint64
+	for i, f := range frames {
 		if len(f) == 0 {
 			continue
 		}
-		if r, ok := c.rows[&f[0]]; !ok || r.print != fingerprint(f) {
-			miss = append(miss, f)
+		prints[i] = fingerprint(f)
+		if r, ok := c.rows[&f[0]]; !ok || r.print != prints[i] {
+			miss, missPrint = append(miss, f), append(missPrint, prints[i])
 		}
 	}
 	if len(miss) > 0 {
 		hm := e.computeFeatures(miss)
 		for j, f := range miss {
-			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K], print: fingerprint(f)}
+			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K], print: missPrint[j]}
 		}
 	}
 	h := make([]float64, len(frames)*e.K)

@@ -10,7 +10,7 @@ import (
 // clips (Measure) and, when it was detected and can be told from the
 // object's, moves their frames back by it in place (Track.Stabilize). All
 // clips must share one frame size.
-func MeasureClips(ctx context.Context, clips []estimator.Clip) (*Track, error) {
+func MeasureClips(ctx context.Context, clips []estimator.Clip, opt Options) (*Track, error) {
 	if len(clips) == 0 {
 		return nil, nil
 	}
@@ -19,7 +19,7 @@ func MeasureClips(ctx context.Context, clips []estimator.Clip) (*Track, error) {
 	for i, c := range clips {
 		frames[i] = c.Frames
 	}
-	t, err := Measure(ctx, frames, w, h, Options{})
+	t, err := Measure(ctx, frames, w, h, opt)
 	if err != nil {
 		return nil, err
 	}

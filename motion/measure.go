@@ -22,6 +22,9 @@ type Options struct {
 	// Revisits is how many other frames that look most alike each frame is
 	// registered with (besides its neighbours in time); default 4.
 	Revisits int
+	// Cache, when set, keeps frames' and pairs' results for the next
+	// windows of the same camera (see Cache); the results are the same.
+	Cache *Cache
 }
 
 func (o Options) withDefaults() Options {
@@ -108,6 +111,9 @@ func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		t := &Track{Source: SourceAuto, Note: fmt.Sprintf("frames of %d×%d are below %d×%d: camera motion not measured", w, h, minSide, minSide)}
 		return noMotion(t, clips), nil
 	}
+	if opt.Cache != nil {
+		opt.Cache.begin()
+	}
 	n := 0
 	for _, fs := range clips {
 		n += len(fs)
@@ -128,7 +134,7 @@ func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 				m++
 				f := fs[k]
 				if half {
-					f, dw, dh = halve(f, w, h)
+					f, dw, dh = opt.Cache.halve(f, w, h)
 				}
 				sub[c] = append(sub[c], f)
 			}
@@ -210,9 +216,23 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	}
 	prep := make([]prepared, n)
 	desc := make([][]float64, n)
+	var prints []uint64
+	if opt.Cache != nil {
+		prints = make([]uint64, n)
+	}
 	if err := parallel(ctx, workers, n, func(wk, k int) {
+		if prints != nil {
+			prints[k] = fingerprint(frames[k])
+			var hit bool
+			if prep[k], desc[k], hit = opt.Cache.prepared(frames[k], prints[k], w, h); hit {
+				return
+			}
+		}
 		prep[k] = regs[wk].prepare(frames[k])
 		desc[k] = descriptor(prep[k].spec, w, h)
+		if prints != nil {
+			opt.Cache.putPrepared(frames[k], prints[k], w, h, prep[k], desc[k])
+		}
 	}); err != nil {
 		return nil, err
 	}
@@ -248,9 +268,20 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	ok := make([]bool, len(cand))
 	if err := parallel(ctx, workers, len(cand), func(wk, i int) {
 		p := &cand[i]
+		var pp [2]uint64
+		if prints != nil {
+			pp = [2]uint64{prints[p.a], prints[p.b]}
+			if e, hit := opt.Cache.registered(frames[p.a], frames[p.b], pp, w, h); hit {
+				p.d, p.r, ok[i], p.r0 = e.d, e.r, e.ok, e.r0
+				return
+			}
+		}
 		p.d, p.r, ok[i] = regs[wk].register(&prep[p.a], &prep[p.b])
 		if ok[i] {
 			p.r0 = still(&prep[p.a], &prep[p.b])
+		}
+		if prints != nil {
+			opt.Cache.putRegistered(frames[p.a], frames[p.b], pp, w, h, pairEntry{d: p.d, r: p.r, ok: ok[i], r0: p.r0})
 		}
 	}); err != nil {
 		return nil, err

@@ -177,7 +177,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	}
 	// The camera's own motion, as physd estimate measures and removes it
 	// (--reference auto).
-	track, err := motion.MeasureClips(ctx, clips)
+	track, err := motion.MeasureClips(ctx, clips, motion.Options{})
 	if err != nil {
 		return outcome{err: err}
 	}

@@ -65,7 +65,7 @@ func removeCameraMotion(ctx context.Context, choice cameraChoice, clips []estima
 	var t *motion.Track
 	var err error
 	if choice.region.IsZero() {
-		t, err = motion.MeasureClips(ctx, clips)
+		t, err = motion.MeasureClips(ctx, clips, motion.Options{})
 	} else if t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH); err == nil {
 		err = t.StabilizeClips(clips)
 	}

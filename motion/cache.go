@@ -1,0 +1,172 @@
+package motion
+
+import (
+	"math"
+	"sync"
+)
+
+// Cache keeps, across the overlapping windows of one camera, what Measure
+// computes of single frames (the half-size frame, its preparation for
+// registration, its descriptor) and of pairs of frames (their
+// registration): each frame sits in several windows, and registering
+// pairs is most of a window's test. Entries are keyed by the frame's
+// pixel slice (frames are shared, never written after decoding) and
+// checked against a hash of its pixels, so a recycled buffer is not
+// taken for the frame it held; a cached result is bitwise the one
+// computed afresh. Entries not used for cacheKeep calls are dropped.
+// Safe for concurrent use.
+type Cache struct {
+	mu     sync.Mutex
+	calls  uint64
+	halves map[*float64]halfEntry
+	preps  map[frameKey]prepEntry
+	pairs  map[pairKey]pairEntry
+}
+
+// cacheKeep is how many Measure calls an entry survives unused.
+const cacheKeep = 4
+
+type frameKey struct {
+	p    *float64
+	w, h int
+}
+
+type pairKey struct{ a, b frameKey }
+
+type halfEntry struct {
+	print uint64
+	f     []float64
+	used  uint64
+}
+
+type prepEntry struct {
+	print uint64
+	prep  prepared
+	desc  []float64
+	used  uint64
+}
+
+type pairEntry struct {
+	prints [2]uint64
+	d      Shift
+	r, r0  float64
+	ok     bool
+	used   uint64
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{halves: map[*float64]halfEntry{}, preps: map[frameKey]prepEntry{}, pairs: map[pairKey]pairEntry{}}
+}
+
+// fingerprint hashes every pixel's bits (FNV-1a over 64-bit words): a
+// frame that differs anywhere, even only where the object is, differs in
+// it. O(P), next to a registration's O(P log P).
+func fingerprint(f []float64) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range f {
+		h ^= math.Float64bits(v)
+		h *= 1099511628211
+	}
+	return h
+}
+
+// begin starts a Measure call: entries unused for cacheKeep calls go.
+func (c *Cache) begin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	for k, e := range c.halves {
+		if c.calls-e.used > cacheKeep {
+			delete(c.halves, k)
+		}
+	}
+	for k, e := range c.preps {
+		if c.calls-e.used > cacheKeep {
+			delete(c.preps, k)
+		}
+	}
+	for k, e := range c.pairs {
+		if c.calls-e.used > cacheKeep {
+			delete(c.pairs, k)
+		}
+	}
+}
+
+// halve is the package's halve through the cache.
+func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
+	if c == nil || len(f) == 0 {
+		return halve(f, w, h)
+	}
+	pr := fingerprint(f)
+	c.mu.Lock()
+	e, ok := c.halves[&f[0]]
+	if ok && e.print == pr && len(e.f) == (w/2)*(h/2) {
+		e.used = c.calls
+		c.halves[&f[0]] = e
+		c.mu.Unlock()
+		return e.f, w / 2, h / 2
+	}
+	c.mu.Unlock()
+	out, hw, hh := halve(f, w, h)
+	c.mu.Lock()
+	c.halves[&f[0]] = halfEntry{print: pr, f: out, used: c.calls}
+	c.mu.Unlock()
+	return out, hw, hh
+}
+
+// prepared returns frame f's preparation and descriptor if cached; pr is
+// f's fingerprint.
+func (c *Cache) prepared(f []float64, pr uint64, w, h int) (prepared, []float64, bool) {
+	if c == nil || len(f) == 0 {
+		return prepared{}, nil, false
+	}
+	k := frameKey{&f[0], w, h}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.preps[k]
+	if !ok || e.print != pr {
+		return prepared{}, nil, false
+	}
+	e.used = c.calls
+	c.preps[k] = e
+	return e.prep, e.desc, true
+}
+
+func (c *Cache) putPrepared(f []float64, pr uint64, w, h int, p prepared, desc []float64) {
+	if c == nil || len(f) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.preps[frameKey{&f[0], w, h}] = prepEntry{print: pr, prep: p, desc: desc, used: c.calls}
+	c.mu.Unlock()
+}
+
+// registered returns the registration of frame b against frame a if
+// cached; prints are their fingerprints.
+func (c *Cache) registered(a, b []float64, prints [2]uint64, w, h int) (pairEntry, bool) {
+	if c == nil || len(a) == 0 || len(b) == 0 {
+		return pairEntry{}, false
+	}
+	k := pairKey{frameKey{&a[0], w, h}, frameKey{&b[0], w, h}}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.pairs[k]
+	if !ok || e.prints != prints {
+		return pairEntry{}, false
+	}
+	e.used = c.calls
+	c.pairs[k] = e
+	return e, true
+}
+
+func (c *Cache) putRegistered(a, b []float64, prints [2]uint64, w, h int, e pairEntry) {
+	if c == nil || len(a) == 0 || len(b) == 0 {
+		return
+	}
+	e.prints = prints
+	c.mu.Lock()
+	e.used = c.calls
+	c.pairs[pairKey{frameKey{&a[0], w, h}, frameKey{&b[0], w, h}}] = e
+	c.mu.Unlock()
+}
