@@ -6,9 +6,8 @@ import (
 )
 
 // Cache keeps, across the overlapping windows of one camera, what Measure
-// computes of single frames (the half-size frame, its preparation for
-// registration, its descriptor) and of pairs of frames (their
-// registration): each frame sits in several windows, and registering
+// computes of single frames (the half-size frame, its descriptor) and of
+// pairs of frames (their registration): each frame sits in several windows, and registering
 // pairs is most of a window's test. Entries are keyed by the frame's
 // pixel slice (frames are shared, never written after decoding) and
 // checked against a hash of its pixels, so a recycled buffer is not
@@ -19,7 +18,7 @@ type Cache struct {
 	mu     sync.Mutex
 	calls  uint64
 	halves map[*float64]halfEntry
-	preps  map[frameKey]prepEntry
+	descs  map[frameKey]descEntry
 	pairs  map[pairKey]pairEntry
 }
 
@@ -39,9 +38,8 @@ type halfEntry struct {
 	used  uint64
 }
 
-type prepEntry struct {
+type descEntry struct {
 	print uint64
-	prep  prepared
 	desc  []float64
 	used  uint64
 }
@@ -56,7 +54,7 @@ type pairEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{halves: map[*float64]halfEntry{}, preps: map[frameKey]prepEntry{}, pairs: map[pairKey]pairEntry{}}
+	return &Cache{halves: map[*float64]halfEntry{}, descs: map[frameKey]descEntry{}, pairs: map[pairKey]pairEntry{}}
 }
 
 // fingerprint hashes every pixel's bits (FNV-1a over 64-bit words): a
@@ -81,9 +79,9 @@ func (c *Cache) begin() {
 			delete(c.halves, k)
 		}
 	}
-	for k, e := range c.preps {
+	for k, e := range c.descs {
 		if c.calls-e.used > cacheKeep {
-			delete(c.preps, k)
+			delete(c.descs, k)
 		}
 	}
 	for k, e := range c.pairs {
@@ -115,30 +113,30 @@ func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
 	return out, hw, hh
 }
 
-// prepared returns frame f's preparation and descriptor if cached; pr is
+// descriptor returns frame f's descriptor if cached, else nil; pr is
 // f's fingerprint.
-func (c *Cache) prepared(f []float64, pr uint64, w, h int) (prepared, []float64, bool) {
+func (c *Cache) descriptor(f []float64, pr uint64, w, h int) []float64 {
 	if c == nil || len(f) == 0 {
-		return prepared{}, nil, false
+		return nil
 	}
 	k := frameKey{&f[0], w, h}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.preps[k]
+	e, ok := c.descs[k]
 	if !ok || e.print != pr {
-		return prepared{}, nil, false
+		return nil
 	}
 	e.used = c.calls
-	c.preps[k] = e
-	return e.prep, e.desc, true
+	c.descs[k] = e
+	return e.desc
 }
 
-func (c *Cache) putPrepared(f []float64, pr uint64, w, h int, p prepared, desc []float64) {
+func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64) {
 	if c == nil || len(f) == 0 {
 		return
 	}
 	c.mu.Lock()
-	c.preps[frameKey{&f[0], w, h}] = prepEntry{print: pr, prep: p, desc: desc, used: c.calls}
+	c.descs[frameKey{&f[0], w, h}] = descEntry{print: pr, desc: desc, used: c.calls}
 	c.mu.Unlock()
 }
 

@@ -37,8 +37,8 @@ func TestCacheSameTracks(t *testing.T) {
 		if n.Kind == sim.NuisanceJitter && detected == 0 {
 			t.Errorf("jitter: camera motion never detected; the full-size path went untested")
 		}
-		if len(c.preps) == 0 || len(c.pairs) == 0 || len(c.preps) > 2*len(frames) {
-			t.Errorf("%v: %d frames and %d pairs kept for %d frames", n, len(c.preps), len(c.pairs), len(frames))
+		if len(c.descs) == 0 || len(c.pairs) == 0 || len(c.descs) > 2*len(frames) {
+			t.Errorf("%v: %d frames and %d pairs kept for %d frames", n, len(c.descs), len(c.pairs), len(frames))
 		}
 	}
 	// A rewritten buffer is measured afresh.

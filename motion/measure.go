@@ -214,7 +214,13 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	for i := range regs {
 		regs[i] = newRegistrar(w, h)
 	}
+	// Each frame's descriptor (for finding revisits) and, where a pair
+	// must be registered afresh, its preparation. A Cache keeps the small
+	// descriptors and the pairs' results, not the preparations (40 bytes
+	// a pixel): the frames it has seen are prepared again only when a new
+	// pair needs them.
 	prep := make([]prepared, n)
+	prepped := make([]bool, n)
 	desc := make([][]float64, n)
 	var prints []uint64
 	if opt.Cache != nil {
@@ -223,15 +229,14 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	if err := parallel(ctx, workers, n, func(wk, k int) {
 		if prints != nil {
 			prints[k] = fingerprint(frames[k])
-			var hit bool
-			if prep[k], desc[k], hit = opt.Cache.prepared(frames[k], prints[k], w, h); hit {
+			if desc[k] = opt.Cache.descriptor(frames[k], prints[k], w, h); desc[k] != nil {
 				return
 			}
 		}
-		prep[k] = regs[wk].prepare(frames[k])
+		prep[k], prepped[k] = regs[wk].prepare(frames[k]), true
 		desc[k] = descriptor(prep[k].spec, w, h)
 		if prints != nil {
-			opt.Cache.putPrepared(frames[k], prints[k], w, h, prep[k], desc[k])
+			opt.Cache.putDescriptor(frames[k], prints[k], w, h, desc[k])
 		}
 	}); err != nil {
 		return nil, err
@@ -266,22 +271,40 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		}
 	}
 	ok := make([]bool, len(cand))
-	if err := parallel(ctx, workers, len(cand), func(wk, i int) {
+	todo := make([]int, 0, len(cand))
+	for i := range cand {
 		p := &cand[i]
-		var pp [2]uint64
 		if prints != nil {
-			pp = [2]uint64{prints[p.a], prints[p.b]}
-			if e, hit := opt.Cache.registered(frames[p.a], frames[p.b], pp, w, h); hit {
+			if e, hit := opt.Cache.registered(frames[p.a], frames[p.b], [2]uint64{prints[p.a], prints[p.b]}, w, h); hit {
 				p.d, p.r, ok[i], p.r0 = e.d, e.r, e.ok, e.r0
-				return
+				continue
 			}
 		}
+		todo = append(todo, i)
+	}
+	var need []int
+	for _, i := range todo {
+		for _, k := range [2]int{cand[i].a, cand[i].b} {
+			if !prepped[k] {
+				prepped[k] = true
+				need = append(need, k)
+			}
+		}
+	}
+	if err := parallel(ctx, workers, len(need), func(wk, i int) {
+		prep[need[i]] = regs[wk].prepare(frames[need[i]])
+	}); err != nil {
+		return nil, err
+	}
+	if err := parallel(ctx, workers, len(todo), func(wk, j int) {
+		i := todo[j]
+		p := &cand[i]
 		p.d, p.r, ok[i] = regs[wk].register(&prep[p.a], &prep[p.b])
 		if ok[i] {
 			p.r0 = still(&prep[p.a], &prep[p.b])
 		}
 		if prints != nil {
-			opt.Cache.putRegistered(frames[p.a], frames[p.b], pp, w, h, pairEntry{d: p.d, r: p.r, ok: ok[i], r0: p.r0})
+			opt.Cache.putRegistered(frames[p.a], frames[p.b], [2]uint64{prints[p.a], prints[p.b]}, w, h, pairEntry{d: p.d, r: p.r, ok: ok[i], r0: p.r0})
 		}
 	}); err != nil {
 		return nil, err
