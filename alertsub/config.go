@@ -75,6 +75,13 @@ var (
 	validFilter  = regexp.MustCompile(`^([^\s.*>]+|\*)(\.([^\s.*>]+|\*))*(\.>)?$|^>$`)
 )
 
+// Check reports what is wrong with c (after the defaults are filled in),
+// naming each field; nil when New would accept it.
+func (c Config) Check() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults fills unset fields and checks the result; an error names
 // the field.
 func (c Config) withDefaults() (Config, error) {

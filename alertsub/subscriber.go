@@ -38,14 +38,14 @@ type Stats struct {
 
 // Subscriber is a durable consumer of physd's alerts.
 type Subscriber struct {
-	cfg     Config
-	log     *slog.Logger
-	nc      *nats.Conn
-	js      jetstream.JetStream
+	cfg Config
+	log *slog.Logger
+	nc  *nats.Conn
+	js  jetstream.JetStream
 	// dlStream is the stream that keeps the dead-letter subject, if any.
 	dlStream string
-	cons    jetstream.Consumer
-	handled *handled
+	cons     jetstream.Consumer
+	handled  *handled
 
 	handledN, duplicates, failures, deadLettered atomic.Int64
 	// crashBeforeAck, when set (by tests), is asked after an alert's id

@@ -404,3 +404,35 @@ func TestFailingActionDeadLetters(t *testing.T) {
 		t.Errorf("stats %+v, want 3 dead-lettered, 6 failures", st)
 	}
 }
+
+// TestDeadLetterStream: when a stream keeps the dead-letter subject, a
+// message that is not an alert is stored there through JetStream, with
+// the original subject and sequence, and the consumer moves on.
+func TestDeadLetterStream(t *testing.T) {
+	ns := natsServer(t)
+	nc := connect(t, ns)
+	js := alertStream(t, nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PHYSD_ALERTS_DEAD", Subjects: []string{DefaultDeadLetter}}); err != nil {
+		t.Fatal(err)
+	}
+	bad := nats.NewMsg("physd.a.alert")
+	bad.Data = []byte(`{"schema":"physd.alert/v1",`)
+	bad.Header.Set(nats.MsgIdHdr, "a.truncated")
+	if _, err := js.PublishMsg(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	s := startSub(t, ns, Config{Action: Command{Line: "exit 0", Timeout: 5 * time.Second}, Logger: testLog(t, "dl")}, nil)
+	waitFor(t, 20*time.Second, "the dead letter", func() bool { return s.s.Stats().DeadLettered == 1 })
+	waitFor(t, 10*time.Second, "nothing pending", func() bool { return settled(t, nc, DefaultDurable) })
+	msgs, err := physdtest.StreamMessages(ctx, nc, "PHYSD_ALERTS_DEAD", DefaultDeadLetter)
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("dead-letter stream: %d messages, %v", len(msgs), err)
+	}
+	h := msgs[0].Headers()
+	if string(msgs[0].Data()) != string(bad.Data) || h.Get(HeaderSubject) != "physd.a.alert" || h.Get(HeaderStreamSeq) != "1" ||
+		h.Get(HeaderAlertID) != "a.truncated" || !strings.Contains(h.Get(HeaderError), "not alert JSON") {
+		t.Errorf("dead letter %q, headers %v", msgs[0].Data(), h)
+	}
+}
