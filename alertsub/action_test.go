@@ -63,11 +63,12 @@ func TestWebhook(t *testing.T) {
 	var gotBody []byte
 	var gotHdr http.Header
 	status := http.StatusNoContent
+	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
 			select {
 			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
+			case <-release:
 			}
 			return
 		}
@@ -79,6 +80,7 @@ func TestWebhook(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
+	defer close(release) // before Close, which waits for handlers
 	d := testDelivery()
 	w := Webhook{URL: srv.URL + "/hook", Timeout: 5 * time.Second}
 	if err := w.Run(context.Background(), d); err != nil {

@@ -22,17 +22,21 @@ type handled struct {
 	durable string
 }
 
-// openHandled creates the bucket, or opens it as it is.
+// openHandled opens the bucket, or creates it if there is none (which
+// needs more permissions than opening one an operator created).
 func openHandled(ctx context.Context, js jetstream.JetStream, bucket, durable string, ttl time.Duration) (*handled, error) {
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      bucket,
-		Description: "physd alerts: ids whose action succeeded, per durable consumer",
-		History:     1,
-		TTL:         ttl,
-		Storage:     jetstream.FileStorage,
-	})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		kv, err = js.KeyValue(ctx, bucket)
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      bucket,
+			Description: "physd alerts: ids whose action succeeded, per durable consumer",
+			History:     1,
+			TTL:         ttl,
+			Storage:     jetstream.FileStorage,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, bucket)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", bucket, err)
