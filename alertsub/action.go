@@ -84,12 +84,14 @@ func envVars(d Delivery) []string {
 // with the headers X-Physd-Alert-Id, X-Physd-Alert-Subject,
 // X-Physd-Alert-State, X-Physd-Alert-Camera, X-Physd-Alert-Zone,
 // X-Physd-Alert-Attempt and Idempotency-Key (the id). A 2xx status is
-// success.
+// success; a redirect is not followed (it would turn the POST into a GET)
+// and counts as a failure.
 type Webhook struct {
 	URL string
 	// Timeout bounds one request, the response body included.
 	Timeout time.Duration
-	// Client sends the requests; nil uses a client with no other settings.
+	// Client sends the requests; nil uses one that does not follow
+	// redirects.
 	Client *http.Client
 }
 
@@ -119,7 +121,7 @@ func (w Webhook) Run(ctx context.Context, d Delivery) error {
 	}
 	client := w.Client
 	if client == nil {
-		client = &http.Client{}
+		client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -65,6 +65,10 @@ func TestWebhook(t *testing.T) {
 	status := http.StatusNoContent
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			http.Redirect(w, r, "/hook", http.StatusFound)
+			return
+		}
 		if r.URL.Path == "/slow" {
 			select {
 			case <-r.Context().Done():
@@ -98,6 +102,9 @@ func TestWebhook(t *testing.T) {
 	status = http.StatusInternalServerError
 	if err := w.Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "pager down") {
 		t.Errorf("500: %v", err)
+	}
+	if err := (Webhook{URL: srv.URL + "/moved", Timeout: 5 * time.Second}).Run(context.Background(), d); err == nil || !strings.Contains(err.Error(), "302") {
+		t.Errorf("redirect: %v, want a failure naming 302", err)
 	}
 	start := time.Now()
 	err := Webhook{URL: srv.URL + "/slow", Timeout: 200 * time.Millisecond}.Run(context.Background(), d)

@@ -20,12 +20,11 @@ const (
 	DefaultHandledTTL = 30 * 24 * time.Hour
 )
 
-// defaultBackoff is the retry delays after the first, second, … failure;
-// the last repeats.
-var defaultBackoff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
-
-// DefaultBackoff returns the retry delays Config.Backoff defaults to.
-func DefaultBackoff() []time.Duration { return append([]time.Duration(nil), defaultBackoff...) }
+// DefaultBackoff returns the retry delays Config.Backoff defaults to: 1 s
+// after the first failure, 5 s after the second, 30 s after each later one.
+func DefaultBackoff() []time.Duration {
+	return []time.Duration{time.Second, 5 * time.Second, 30 * time.Second}
+}
 
 // DefaultFilters are the alert subjects of every camera and zone under
 // prefix: prefix.*.alert and prefix.*.*.alert.
