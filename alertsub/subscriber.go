@@ -159,7 +159,6 @@ func (s *Subscriber) handle(ctx context.Context, m jetstream.Msg) bool {
 	log := s.log.With("subject", m.Subject(), "stream_seq", seq, "attempt", attempt)
 	d, err := decodeAlert(m.Subject(), m.Headers(), m.Data())
 	if err != nil {
-		log.Warn("not an alert; dead-lettered", "err", err)
 		s.deadLetter(ctx, log, m, seq, attempt, d.ID, err)
 		return false
 	}
@@ -185,7 +184,6 @@ func (s *Subscriber) handle(ctx context.Context, m jetstream.Msg) bool {
 	if err := s.runAction(ctx, m, d); err != nil {
 		s.failures.Add(1)
 		if attempt >= s.cfg.MaxDeliver {
-			log.Error("action failed for the last time; dead-lettered", "err", err)
 			s.deadLetter(ctx, log, m, seq, attempt, d.ID, err)
 			return false
 		}
@@ -273,7 +271,7 @@ func (s *Subscriber) deadLetter(ctx context.Context, log *slog.Logger, m jetstre
 		return
 	}
 	s.deadLettered.Add(1)
-	log.Warn("dead-lettered", "dead_letter", s.cfg.DeadLetter, "err", cause)
+	log.Error("alert given up: dead-lettered", "dead_letter", s.cfg.DeadLetter, "err", cause)
 	if err := m.TermWithReason("dead-lettered"); err != nil {
 		log.Warn("terminating the dead-lettered message failed", "err", err)
 	}
