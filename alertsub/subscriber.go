@@ -87,6 +87,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Subscriber, error) {
 	if cfg.DeliverNew {
 		cc.DeliverPolicy = jetstream.DeliverNewPolicy
 	}
+	// Where a durable starts is fixed when it is created; an existing one
+	// keeps its own (the server refuses to change it).
+	if c, err := js.Consumer(ctx, cfg.Stream, cfg.Durable); err == nil {
+		cc.DeliverPolicy = c.CachedInfo().Config.DeliverPolicy
+	}
 	cons, err := js.CreateOrUpdateConsumer(ctx, cfg.Stream, cc)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: consumer %s on stream %s: %w", cfg.Durable, cfg.Stream, err)

@@ -436,3 +436,28 @@ func TestDeadLetterStream(t *testing.T) {
 		t.Errorf("dead letter %q, headers %v", msgs[0].Data(), h)
 	}
 }
+
+// TestDeliverNew: a durable created with DeliverNew skips the alerts
+// already stored and keeps its start when opened again without it.
+func TestDeliverNew(t *testing.T) {
+	ns := natsServer(t)
+	nc := connect(t, ns)
+	js := alertStream(t, nc)
+	publishAlert(t, js, "old", "raised", 1)
+	dir := t.TempDir()
+	got := filepath.Join(dir, "got")
+	cfg := Config{Action: Command{Line: `echo "$PHYSD_ALERT_CAMERA" >> ` + got, Timeout: 5 * time.Second}, DeliverNew: true, Logger: testLog(t, "new")}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := New(ctx, nc, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DeliverNew = false
+	s := startSub(t, ns, cfg, nil)
+	publishAlert(t, js, "fresh", "raised", 2)
+	waitFor(t, 20*time.Second, "the new alert handled", func() bool { return s.s.Stats().Handled == 1 })
+	waitFor(t, 10*time.Second, "nothing pending", func() bool { return settled(t, nc, DefaultDurable) })
+	if l := lines(got); !slices.Equal(l, []string{"fresh"}) {
+		t.Errorf("the command got %v, want [fresh]", l)
+	}
+}
