@@ -6,6 +6,7 @@
 //
 //	physd run [flags]                the daemon
 //	physd watch [flags] [CAMERA]     print estimates as they arrive
+//	physd alerts [flags]             hand each alert to a command or webhook
 //	physd config check FILE          validate a configuration file
 //	physd sim [flags] OUT.mp4...     render synthetic videos with known physics
 //	physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one or more videos
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "watch":
 		err = cmdWatch(ctx, args[1:], stdout, stderr)
+	case "alerts":
+		err = cmdAlerts(ctx, args[1:], stderr)
 	case "config":
 		err = cmdConfig(args[1:], stdout)
 	case "version":
@@ -93,6 +96,8 @@ Commands:
   physd run [--config FILE] [--state-dir DIR] [--for DURATION]
                                    the daemon: cameras → windows → certified estimates on NATS
   physd watch [--nats URL] [CAMERA] print estimates and alerts as they arrive
+  physd alerts [--nats URL] --exec CMD | --webhook URL
+                                   hand each alert to a command or webhook, exactly once, retried, dead-lettered
   physd config check FILE          validate a configuration file
   physd sim [flags] OUT.mp4...     render synthetic videos with known physics (H.264)
   physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one video, or a multi-trajectory fit from several

@@ -1,0 +1,54 @@
+package alertsub
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/physd/physd/config"
+	"github.com/physd/physd/daemon"
+)
+
+// Delivery is one alert as the action sees it.
+type Delivery struct {
+	// ID is the alert's Nats-Msg-Id: the same alert always has the same id.
+	ID string
+	// Subject is the subject it was published on.
+	Subject string
+	// State is "raised" or "cleared".
+	State string
+	// Camera and Zone (empty for a camera without zones) name the source.
+	Camera, Zone string
+	// Attempt counts deliveries of this message, from 1.
+	Attempt int
+	// Data is the alert's JSON, as published.
+	Data []byte
+}
+
+// decodeAlert reads an alert message: its JSON must be a physd.alert/v1
+// object with a camera name and a state of raised or cleared, and it must
+// carry a Nats-Msg-Id. An error names the field.
+func decodeAlert(subject string, hdr nats.Header, data []byte) (Delivery, error) {
+	d := Delivery{Subject: subject, Data: data}
+	if hdr != nil {
+		d.ID = hdr.Get(nats.MsgIdHdr)
+	}
+	if d.ID == "" {
+		return d, fmt.Errorf("alert on %s: header %s: missing (physd sets it on every alert)", subject, nats.MsgIdHdr)
+	}
+	var a daemon.Alert
+	if err := json.Unmarshal(data, &a); err != nil {
+		return d, fmt.Errorf("alert %s on %s: not alert JSON: %w", d.ID, subject, err)
+	}
+	switch {
+	case a.Schema != daemon.SchemaAlert:
+		return d, fmt.Errorf("alert %s on %s: field schema: %q, want %q", d.ID, subject, a.Schema, daemon.SchemaAlert)
+	case !config.ValidCameraName(a.Camera):
+		return d, fmt.Errorf("alert %s on %s: field camera: %q is not a camera name", d.ID, subject, a.Camera)
+	case a.State != "raised" && a.State != "cleared":
+		return d, fmt.Errorf("alert %s on %s: field state: %q, want raised or cleared", d.ID, subject, a.State)
+	}
+	d.State, d.Camera, d.Zone = a.State, a.Camera, a.Zone
+	return d, nil
+}
