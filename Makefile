@@ -19,6 +19,9 @@
 #   make real    run physd estimate on the real-footage dev set (../shared/realvid) and write docs/real-results.md
 #                (and a figure per run to docs/real-plots); REAL_ARGS='-only NAME' runs a subset
 #   make lint    gofmt, go vet, staticcheck
+#   make deb     Debian 12 / Raspberry Pi OS packages out/deb/physd_<version>_{amd64,arm64}.deb
+#                (DEB_ARCHS=arm64 for one); make deb-test installs the arm64 one in an
+#                arm64 Debian 12 root under qemu and runs it (docs/packaging.md)
 
 GO        ?= go
 BIN       := bin/physd
@@ -39,7 +42,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz
+.PHONY: all deps test-deps build run test verify-unit cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz deb deb-test
 
 all: build
 
@@ -184,6 +187,28 @@ REALVID   ?= ../shared/realvid
 REAL_ARGS ?=
 real: build
 	$(GO) run ./cmd/real -bin $(BIN) -dir $(REALVID) -out docs/real-results.md -plots docs/real-plots $(REAL_ARGS)
+
+# deb: packaging/deb/build.sh builds each arch of DEB_ARCHS; arm64 is
+# cross-compiled on amd64 against an arm64 Debian 12 root (debootstrap,
+# cached in out/deb/cache). deb-test: packaging/deb/test.sh. Both need root
+# or sudo for that root; neither is part of `make test`.
+DEB_ARCHS ?= amd64 arm64
+DEB_MIRROR ?= http://deb.debian.org/debian
+DEB_SECURITY_MIRROR ?= http://deb.debian.org/debian-security
+DEB_APT_PKGS := dpkg-dev $(if $(filter arm64,$(DEB_ARCHS)),debootstrap qemu-user-static gcc-aarch64-linux-gnu g++-aarch64-linux-gnu)
+DEB_ENV = GO="$(GO)" DEB_ARCHS="$(DEB_ARCHS)" DEB_MIRROR="$(DEB_MIRROR)" DEB_SECURITY_MIRROR="$(DEB_SECURITY_MIRROR)"
+deb: deps
+	@missing=""; for p in $(DEB_APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	$(DEB_ENV) sh packaging/deb/build.sh
+
+deb-test: DEB_ARCHS = arm64
+deb-test: deb
+	$(DEB_ENV) sh packaging/deb/test.sh
 
 lint: deps
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
