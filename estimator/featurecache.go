@@ -1,8 +1,9 @@
 package estimator
 
 import (
-	"math"
 	"slices"
+
+	"github.com/physd/physd/internal/pixhash"
 )
 
 // featureCache keeps each frame's features h = W(x − μ) across calls, for
@@ -27,17 +28,8 @@ type cachedRow struct {
 	used  uint64 // the call that last read it
 }
 
-// fingerprint hashes every pixel's bits (FNV-1a over 64-bit words): a
-// frame that differs anywhere, even only where the object is, differs in
-// it. P operations, next to a row's P·K multiply-adds.
-func fingerprint(f []float64) uint64 {
-	h := uint64(14695981039346656037)
-	for _, v := range f {
-		h ^= math.Float64bits(v)
-		h *= 1099511628211
-	}
-	return h
-}
+// fingerprint is the frame's pixel hash (pixhash.Sum).
+func fingerprint(f []float64) uint64 { return pixhash.Sum(f) }
 
 // cacheKeep is how many calls a row survives unread: a window reads its
 // frames about four times, so frames that left every window and the

@@ -1,8 +1,9 @@
 package motion
 
 import (
-	"math"
 	"sync"
+
+	"github.com/physd/physd/internal/pixhash"
 )
 
 // Cache keeps, across the overlapping windows of one camera, what Measure
@@ -57,17 +58,8 @@ func NewCache() *Cache {
 	return &Cache{halves: map[*float64]halfEntry{}, descs: map[frameKey]descEntry{}, pairs: map[pairKey]pairEntry{}}
 }
 
-// fingerprint hashes every pixel's bits (FNV-1a over 64-bit words): a
-// frame that differs anywhere, even only where the object is, differs in
-// it. O(P), next to a registration's O(P log P).
-func fingerprint(f []float64) uint64 {
-	h := uint64(14695981039346656037)
-	for _, v := range f {
-		h ^= math.Float64bits(v)
-		h *= 1099511628211
-	}
-	return h
-}
+// fingerprint is the frame's pixel hash (pixhash.Sum).
+func fingerprint(f []float64) uint64 { return pixhash.Sum(f) }
 
 // begin starts a Measure call: entries unused for cacheKeep calls go.
 func (c *Cache) begin() {
