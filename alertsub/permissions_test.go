@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/physd/physd/internal/physdtest"
 )
 
 // TestLeastPrivilege runs the subscriber as a NATS user with exactly the
@@ -37,17 +39,9 @@ func TestLeastPrivilege(t *testing.T) {
 		}},
 		Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
 	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+	ns := physdtest.StartNATS(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
 		StoreDir: filepath.Join(t.TempDir(), "js"), NoSigs: true, NoLog: true,
 		Users: []*server.User{{Username: "admin", Password: "a"}, {Username: "alerts", Password: "s", Permissions: subPerms}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
 	url := func(user, pass string) string { return fmt.Sprintf("nats://%s:%s@%s", user, pass, ns.Addr()) }
 	admin, err := nats.Connect(url("admin", "a"))
 	if err != nil {

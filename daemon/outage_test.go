@@ -20,15 +20,7 @@ import (
 // same server.
 func natsServer(t *testing.T, port int, store string) *server.Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	return ns
+	return physdtest.StartNATS(t, &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: store, NoSigs: true, NoLog: true})
 }
 
 // TestNATSOutageLosesNoEstimate stops the NATS server physd publishes to
@@ -41,7 +33,6 @@ func natsServer(t *testing.T, port int, store string) *server.Server {
 func TestNATSOutageLosesNoEstimate(t *testing.T) {
 	port, store := physdtest.FreePort(t), filepath.Join(t.TempDir(), "js")
 	ns := natsServer(t, port, store)
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 	cfg := testConfig()
 	cfg.NATS.URLs = []string{fmt.Sprintf("nats://127.0.0.1:%d", port)}
 	cfg.NATS.ReconnectWait = 200 * time.Millisecond

@@ -33,15 +33,7 @@ func TestNATSLeastPrivilege(t *testing.T) {
 	}
 	port := physdtest.FreePort(t)
 	opts.Host, opts.Port, opts.StoreDir, opts.NoSigs, opts.NoLog = "127.0.0.1", port, t.TempDir(), true, true
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
+	physdtest.StartNATS(t, opts)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 
 	cfg := testConfig()

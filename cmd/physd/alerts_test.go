@@ -54,16 +54,8 @@ func TestAlertsBadInput(t *testing.T) {
 // TestAlertsRunsCommand runs `physd alerts` against a real nats-server
 // holding physd's stream and one alert: the command gets it on stdin.
 func TestAlertsRunsCommand(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+	ns := physdtest.StartNATS(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
 		StoreDir: filepath.Join(t.TempDir(), "js"), NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
