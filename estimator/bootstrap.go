@@ -89,7 +89,8 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*Boo
 		lens[m] = len(e)
 		n += len(e)
 	}
-	p := 2 + 2*len(lens) + offsetColumns(off, len(lens))
+	lay := tf.layout()
+	p := 2 + lay.q(off)
 	if n <= p || B < 2 {
 		return nil, fmt.Errorf("bootstrap: %d samples for %d parameters, %d resamples: %w", n, p, B, ErrDegenerate)
 	}
@@ -131,12 +132,12 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*Boo
 				noise = append(noise, v)
 			}
 		}
-		x, err := trajectoryLM(z, lens, dt, theta, off)
+		x, err := trajectoryLM(z, lay, dt, theta, off)
 		if err != nil || !finite2(x) {
 			return
 		}
 		r := make([]float64, n)
-		if newProjector(lens, dt, off).residual(z, x[0], x[1], r) != nil {
+		if newProjector(lay, dt, off).residual(z, x[0], x[1], r) != nil {
 			return
 		}
 		reps[s], ok[s] = x, true
@@ -256,7 +257,7 @@ func profiledJacobian(tf *TrajectoryFit, dt float64, off Offset) ([][2]float64, 
 			z = append(z, tf.Fitted[m][i]+v)
 		}
 	}
-	pr := newProjector(lens, dt, off)
+	pr := newProjector(tf.layout(), dt, off)
 	rp, rm := make([]float64, len(z)), make([]float64, len(z))
 	jac := make([][2]float64, len(z))
 	x := [2]float64{tf.Gamma1, tf.Gamma0}

@@ -480,7 +480,7 @@ func refineTrajectory(feats [][]float64, k int, dt, tau float64, off Offset, wt 
 		for _, c := range z {
 			flat = append(flat, c...)
 		}
-		x, err := trajectoryLM(flat, lens, dt, [2]float64{g1, g0}, off)
+		x, err := trajectoryLM(flat, seqLayout(lens), dt, [2]float64{g1, g0}, off)
 		if err != nil || !(x[1] > 0) {
 			return u
 		}
@@ -514,7 +514,7 @@ func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset,
 		lens[m] = len(f) / k
 		n += lens[m]
 	}
-	pr := newProjector(lens, dt, off)
+	pr := newProjector(seqLayout(lens), dt, off)
 	if err := pr.basis(g1, g0); err != nil {
 		return nil, err
 	}

@@ -57,10 +57,15 @@ type Result struct {
 	// Readout names where the latents came from: ReadoutEncoder for
 	// Fit's, or what FitLatents was told (an object's tracked position).
 	Readout string `json:"readout"`
-	// First holds, per clip, the window frame its latents start at, for
-	// a readout that saw part of a clip (an object followed until it was
-	// hidden); nil when every clip's latents start at its first frame.
-	First  []int   `json:"first,omitempty"`
+	// First holds, per latent sequence, the window frame it starts at,
+	// for a readout that saw part of a clip (an object followed until it
+	// was hidden); nil when every clip's latents start at its first
+	// frame.
+	First []int `json:"first,omitempty"`
+	// Clips holds, per latent sequence, the clip it was read from, for a
+	// readout that saw a clip in several runs (an object hidden for a
+	// while and found again); nil when sequence m is clip m (ClipOf).
+	Clips  []int   `json:"clips,omitempty"`
 	Gamma1 float64 `json:"gamma1"`
 	Gamma0 float64 `json:"gamma0"`
 	// Sigma1, Sigma0 are 1σ uncertainties; Cov is the covariance of
@@ -306,7 +311,7 @@ func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, len
 		return fmt.Errorf("%w: %w", ErrNoContinuousModel, err)
 	}
 	r.Gamma1, r.Gamma0, r.Cov, r.StencilCov = g1, g0, cov, cov
-	tf, err := FitTrajectory(r.Latents, r.Dt, g1, g0, p.Loss.Offset)
+	tf, err := FitTrajectoryRuns(r.Latents, r.runs(), r.Dt, g1, g0, p.Loss.Offset)
 	if err != nil || !(tf.Gamma0 > 0) {
 		r.Uncertainty = &Uncertainty{Source: "stencil", Note: "no output-error fit",
 			StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
@@ -477,4 +482,26 @@ func (a *scalarAdam) step(x, g []float64) {
 		a.v[i] = b2*a.v[i] + (1-b2)*g[i]*g[i]
 		x[i] -= a.lr * (a.m[i] / c1) / (math.Sqrt(a.v[i]/c2) + eps)
 	}
+}
+
+// ClipOf is the clip latent sequence m was read from (Clips).
+func (r *Result) ClipOf(m int) int {
+	if r.Clips == nil {
+		return m
+	}
+	return r.Clips[m]
+}
+
+// ClipCount is how many clips the latent sequences were read from: the
+// number of trajectories they observe, which runs of one clip do not
+// multiply.
+func (r *Result) ClipCount() int {
+	if r.Clips == nil {
+		return len(r.Latents)
+	}
+	seen := map[int]bool{}
+	for _, c := range r.Clips {
+		seen[c] = true
+	}
+	return len(seen)
 }

@@ -26,7 +26,8 @@ type TrajectoryFit struct {
 	Offset float64
 	// ClipOffsets holds each clip's own c_m (ClipOffsets; else nil).
 	ClipOffsets []float64
-	// X0 holds each clip's initial state (z, z') relative to the offset.
+	// X0 holds each clip's initial state (z, z') relative to the offset
+	// (one for all runs of a clip, at its first run's start).
 	X0 [][2]float64
 	// Cov is the Newey–West sandwich covariance of (γ1, γ0).
 	Cov [2][2]float64
@@ -34,6 +35,9 @@ type TrajectoryFit struct {
 	Fitted, Resid [][]float64
 	// RSS is Σ (z − ẑ)²; Signal is Σ (z − z̄)² (clip means).
 	RSS, Signal float64
+	// lay places the sequences (FitTrajectoryRuns); X0 and ClipOffsets
+	// are per group of it.
+	lay layout
 }
 
 // RelResidual is the RMS of z − ẑ over the RMS of the centred latent.
@@ -93,43 +97,58 @@ func offsetColumns(off Offset, clips int) int {
 	return 0
 }
 
-// trajectoryDesign fills X (N×q, q = 2M + offsetColumns) with the
-// free-response columns e₁ᵀΦᵏ e_j of each clip and the offsets' constant
-// columns: one shared, or one per clip (its indicator).
-func trajectoryDesign(lens []int, g1, g0, dt float64, off Offset) (*mat.Dense, error) {
+// trajectoryDesign fills X (N×q, q = 2G + offsetColumns) with the
+// free-response columns e₁ᵀΦᵏ e_j of each group of sequences (a clip and
+// its runs, k counted from its first sample across the gaps) and the
+// offsets' constant columns: one shared, or one per group (its
+// indicator).
+func trajectoryDesign(lay layout, g1, g0, dt float64, off Offset) (*mat.Dense, error) {
 	phi, err := stateMap(g1, g0, dt)
 	if err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, l := range lens {
-		n += l
-	}
-	q := 2*len(lens) + offsetColumns(off, len(lens))
-	X := mat.NewDense(n, q, nil)
+	q := lay.q(off)
+	X := mat.NewDense(lay.n(), q, nil)
 	row := 0
-	for m, l := range lens {
-		// r = e₁ᵀΦᵏ, advanced by r ← rΦ.
-		r0, r1 := 1.0, 0.0
-		for range l {
-			X.Set(row, 2*m, r0)
-			X.Set(row, 2*m+1, r1)
-			switch off {
-			case SharedOffset:
-				X.Set(row, q-1, 1)
-			case ClipOffsets:
-				X.Set(row, 2*len(lens)+m, 1)
-			}
-			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
-			row++
+	eachPower(lay, phi, func(m, i int, r0, r1 float64) {
+		g := lay.group[m]
+		X.Set(row, 2*g, r0)
+		X.Set(row, 2*g+1, r1)
+		switch off {
+		case SharedOffset:
+			X.Set(row, q-1, 1)
+		case ClipOffsets:
+			X.Set(row, 2*lay.groups+g, 1)
 		}
-	}
+		row++
+	})
 	return X, nil
 }
 
+// eachPower calls f for every sample i of every sequence m, in stacked
+// order, with r = e₁ᵀΦᵏ, k the sample's frame from its group's first
+// sample: r advanced by r ← rΦ, through the gaps between runs too.
+func eachPower(lay layout, phi [2][2]float64, f func(m, i int, r0, r1 float64)) {
+	var r0, r1 float64
+	at := 0 // the frame r stands for, from the group's first sample
+	for m, l := range lay.lens {
+		if m == 0 || lay.group[m] != lay.group[m-1] {
+			r0, r1, at = 1, 0, 0
+		}
+		for ; at < lay.skip[m]; at++ {
+			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
+		}
+		for i := range l {
+			f(m, i, r0, r1)
+			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
+			at++
+		}
+	}
+}
+
 // projectedResidual returns z − X(γ)β̂(γ) for the least-squares β̂, and β̂.
-func projectedResidual(z []float64, lens []int, g1, g0, dt float64, off Offset) ([]float64, []float64, error) {
-	X, err := trajectoryDesign(lens, g1, g0, dt, off)
+func projectedResidual(z []float64, lay layout, g1, g0, dt float64, off Offset) ([]float64, []float64, error) {
+	X, err := trajectoryDesign(lay, g1, g0, dt, off)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -161,32 +180,41 @@ func sumSq(r []float64) float64 {
 // solved exactly at every trial (variable projection), from the start
 // (g1, g0) — the stencil's estimate mapped by Exact.
 func FitTrajectory(latents [][]float64, dt, g1, g0 float64, off Offset) (*TrajectoryFit, error) {
+	return FitTrajectoryRuns(latents, nil, dt, g1, g0, off)
+}
+
+// FitTrajectoryRuns is FitTrajectory of latent sequences placed by runs:
+// the runs of one clip share one initial state, on the clip's time axis.
+// nil runs make each sequence a clip of its own.
+func FitTrajectoryRuns(latents [][]float64, runs *Runs, dt, g1, g0 float64, off Offset) (*TrajectoryFit, error) {
 	if err := checkFinite(latents); err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
+	lay, err := latentsLayout(latents, runs)
+	if err != nil {
+		return nil, fmt.Errorf("fit trajectory: %w", err)
+	}
 	var z []float64
-	lens := make([]int, len(latents))
-	for m, l := range latents {
-		lens[m] = len(l)
+	for _, l := range latents {
 		z = append(z, l...)
 	}
-	q := 2*len(lens) + offsetColumns(off, len(lens))
+	q := lay.q(off)
 	if len(z) < q+4 {
 		return nil, fmt.Errorf("fit trajectory: %d samples for %d parameters: %w", len(z), q+2, ErrDegenerate)
 	}
-	x, err := trajectoryLM(z, lens, dt, [2]float64{g1, g0}, off)
+	x, err := trajectoryLM(z, lay, dt, [2]float64{g1, g0}, off)
 	if err != nil {
 		return nil, err
 	}
-	return trajectoryResult(latents, z, lens, x, dt, off)
+	return trajectoryResult(latents, z, lay, x, dt, off)
 }
 
 // trajectoryLM is FitTrajectory's Levenberg–Marquardt search on (γ1, γ0)
-// from x over the stacked latents z (clip lengths lens), the initial
-// states and offsets projected out at every trial. It returns the
-// minimiser, without the covariance (the bootstrap refits only need γ).
-func trajectoryLM(z []float64, lens []int, dt float64, x [2]float64, off Offset) ([2]float64, error) {
-	pr := newProjector(lens, dt, off)
+// from x over the stacked latents z (placed by lay), the initial states
+// and offsets projected out at every trial. It returns the minimiser,
+// without the covariance (the bootstrap refits only need γ).
+func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset) ([2]float64, error) {
+	pr := newProjector(lay, dt, off)
 	n := len(z)
 	r, rp, rm, nr := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	if err := pr.residual(z, x[0], x[1], r); err != nil {
@@ -260,7 +288,7 @@ func trajectoryLM(z []float64, lens []int, dt float64, x [2]float64, off Offset)
 // so each column is kept with its support [lo, hi) and products run over
 // supports only: a set of M clips costs M times less than a dense QR.
 type projector struct {
-	lens   []int
+	lay    layout
 	off    Offset
 	dt     float64
 	n, q   int
@@ -268,13 +296,9 @@ type projector struct {
 	lo, hi []int     // column c is zero outside rows lo[c] … hi[c]−1
 }
 
-func newProjector(lens []int, dt float64, off Offset) *projector {
-	n := 0
-	for _, l := range lens {
-		n += l
-	}
-	q := 2*len(lens) + offsetColumns(off, len(lens))
-	return &projector{lens: lens, off: off, dt: dt, n: n, q: q, cols: make([]float64, n*q),
+func newProjector(lay layout, dt float64, off Offset) *projector {
+	n, q := lay.n(), lay.q(off)
+	return &projector{lay: lay, off: off, dt: dt, n: n, q: q, cols: make([]float64, n*q),
 		lo: make([]int, q), hi: make([]int, q)}
 }
 
@@ -284,31 +308,36 @@ func (p *projector) basis(g1, g0 float64) error {
 	if err != nil {
 		return err
 	}
-	n, q := p.n, p.q
+	n, q, lay := p.n, p.q, p.lay
 	clear(p.cols)
+	for c := range q {
+		p.lo[c], p.hi[c] = n, 0
+	}
 	row := 0
-	for m, l := range p.lens {
-		c0, c1 := p.cols[2*m*n:(2*m+1)*n], p.cols[(2*m+1)*n:(2*m+2)*n]
-		r0, r1 := 1.0, 0.0
-		for i := row; i < row+l; i++ {
-			c0[i], c1[i] = r0, r1
-			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
-		}
-		p.lo[2*m], p.hi[2*m], p.lo[2*m+1], p.hi[2*m+1] = row, row+l, row, row+l
+	eachPower(lay, phi, func(m, _ int, r0, r1 float64) {
+		g := lay.group[m]
+		p.cols[2*g*n+row], p.cols[(2*g+1)*n+row] = r0, r1
+		cs := [3]int{2 * g, 2*g + 1, -1}
 		switch p.off {
 		case SharedOffset:
-			fillOnes(p.cols[(q-1)*n+row : (q-1)*n+row+l])
+			cs[2] = q - 1
 		case ClipOffsets:
-			c := 2*len(p.lens) + m
-			fillOnes(p.cols[c*n+row : c*n+row+l])
-			p.lo[c], p.hi[c] = row, row+l
+			cs[2] = 2*lay.groups + g
 		}
-		row += l
-	}
-	if p.off == SharedOffset {
-		p.lo[q-1], p.hi[q-1] = 0, n
-	}
+		if cs[2] >= 0 {
+			p.cols[cs[2]*n+row] = 1
+		}
+		for _, c := range cs {
+			if c >= 0 {
+				p.lo[c], p.hi[c] = min(p.lo[c], row), max(p.hi[c], row+1)
+			}
+		}
+		row++
+	})
 	for c := range q {
+		if p.lo[c] >= p.hi[c] {
+			return fmt.Errorf("trajectory design: column %d is empty: %w", c, ErrDegenerate)
+		}
 		v := p.cols[c*n : (c+1)*n]
 		norm0 := math.Sqrt(sumSq(v[p.lo[c]:p.hi[c]]))
 		for range 2 {
@@ -372,12 +401,12 @@ func fillOnes(v []float64) {
 
 // trajectoryResult assembles the fit at (γ1, γ0) = x with its sandwich
 // covariance over all parameters (γ, initial states, offset).
-func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64, dt float64, off Offset) (*TrajectoryFit, error) {
-	r, beta, err := projectedResidual(z, lens, x[0], x[1], dt, off)
+func trajectoryResult(latents [][]float64, z []float64, lay layout, x [2]float64, dt float64, off Offset) (*TrajectoryFit, error) {
+	r, beta, err := projectedResidual(z, lay, x[0], x[1], dt, off)
 	if err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
-	X, err := trajectoryDesign(lens, x[0], x[1], dt, off)
+	X, err := trajectoryDesign(lay, x[0], x[1], dt, off)
 	if err != nil {
 		return nil, fmt.Errorf("fit trajectory: %w", err)
 	}
@@ -391,8 +420,8 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 		xp, xm := x, x
 		xp[j] += h
 		xm[j] -= h
-		Xp, errP := trajectoryDesign(lens, xp[0], xp[1], dt, off)
-		Xm, errM := trajectoryDesign(lens, xm[0], xm[1], dt, off)
+		Xp, errP := trajectoryDesign(lay, xp[0], xp[1], dt, off)
+		Xm, errM := trajectoryDesign(lay, xm[0], xm[1], dt, off)
 		if errP != nil || errM != nil {
 			return nil, fmt.Errorf("fit trajectory: Jacobian: %w", ErrDegenerate)
 		}
@@ -417,7 +446,7 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 	lag := neweyWestLag(n)
 	S := mat.NewDense(p, p, nil)
 	start := 0
-	for _, l := range lens {
+	for _, l := range lay.lens {
 		addNeweyWest(S.RawMatrix().Data, p, lag, r[start:start+l], J.RawMatrix().Data[start*p:(start+l)*p])
 		start += l
 	}
@@ -425,7 +454,7 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 	tmp.Mul(&inv, S)
 	cov.Mul(&tmp, &inv)
 	scale := float64(n) / float64(max(1, n-p))
-	f := &TrajectoryFit{Gamma1: x[0], Gamma0: x[1], RSS: sumSq(r)}
+	f := &TrajectoryFit{Gamma1: x[0], Gamma0: x[1], RSS: sumSq(r), lay: lay}
 	for a := range 2 {
 		for b := range 2 {
 			f.Cov[a][b] = cov.At(a, b) * scale
@@ -435,11 +464,13 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 	case SharedOffset:
 		f.Offset = beta[q-1]
 	case ClipOffsets:
-		f.ClipOffsets = append([]float64(nil), beta[2*len(lens):]...)
+		f.ClipOffsets = append([]float64(nil), beta[2*lay.groups:]...)
+	}
+	for g := range lay.groups {
+		f.X0 = append(f.X0, [2]float64{beta[2*g], beta[2*g+1]})
 	}
 	start = 0
-	for m, l := range lens {
-		f.X0 = append(f.X0, [2]float64{beta[2*m], beta[2*m+1]})
+	for m, l := range lay.lens {
 		fit := make([]float64, l)
 		res := make([]float64, l)
 		var mean float64
@@ -458,8 +489,12 @@ func trajectoryResult(latents [][]float64, z []float64, lens []int, x [2]float64
 	return f, nil
 }
 
-// OffsetOf is clip m's equilibrium level: its own c_m, the shared c, or 0.
+// OffsetOf is sequence m's equilibrium level: its clip's own c_m, the
+// shared c, or 0.
 func (f *TrajectoryFit) OffsetOf(m int) float64 {
+	if f.lay.group != nil && m < len(f.lay.group) {
+		m = f.lay.group[m]
+	}
 	if m < len(f.ClipOffsets) {
 		return f.ClipOffsets[m]
 	}
@@ -467,29 +502,40 @@ func (f *TrajectoryFit) OffsetOf(m int) float64 {
 }
 
 // Motion returns the fitted solution's exact state at every sample of
-// every clip, sampled Δt apart: position relative to the clip's offset,
+// every sequence, sampled Δt apart: position relative to the offset,
 // velocity, acceleration and jerk,
 //
-//	x_k = Φᵏ x_m,  z'' = −γ1 z' − γ0 z,  z''' = −γ1 z'' − γ0 z'.
+//	x_k = Φᵏ x_g,  z'' = −γ1 z' − γ0 z,  z''' = −γ1 z'' − γ0 z',
 //
-// The certificate takes its discretisation bounds from these rather than
-// from differences of the noisy latent.
+// k counted from the first sample of the sequence's clip (its runs share
+// x_g). The certificate takes its discretisation bounds from these rather
+// than from differences of the noisy latent.
 func (f *TrajectoryFit) Motion(dt float64) ([][][4]float64, error) {
 	phi, err := stateMap(f.Gamma1, f.Gamma0, dt)
 	if err != nil {
 		return nil, fmt.Errorf("motion: %w", err)
 	}
+	lay := f.layout()
 	out := make([][][4]float64, len(f.Fitted))
+	var p, v float64
+	at := 0
 	for m, z := range f.Fitted {
-		if m >= len(f.X0) {
-			return nil, fmt.Errorf("motion: clip %d has no initial state", m)
+		g := lay.group[m]
+		if g >= len(f.X0) {
+			return nil, fmt.Errorf("motion: clip %d has no initial state", g)
+		}
+		if m == 0 || g != lay.group[m-1] {
+			p, v, at = f.X0[g][0], f.X0[g][1], 0
+		}
+		for ; at < lay.skip[m]; at++ {
+			p, v = phi[0][0]*p+phi[0][1]*v, phi[1][0]*p+phi[1][1]*v
 		}
 		s := make([][4]float64, len(z))
-		p, v := f.X0[m][0], f.X0[m][1]
 		for k := range s {
 			a := -f.Gamma1*v - f.Gamma0*p
 			s[k] = [4]float64{p, v, a, -f.Gamma1*a - f.Gamma0*v}
 			p, v = phi[0][0]*p+phi[0][1]*v, phi[1][0]*p+phi[1][1]*v
+			at++
 		}
 		out[m] = s
 	}

@@ -39,33 +39,35 @@ func Candidates(ctx context.Context, clips []estimator.Clip, frames [][][]float6
 			continue
 		}
 		lat := pa.Latents()
-		if err := fitsAnODE(lat, clips[0].Dt, p, opt.MaxResidual); err != nil {
+		runs := pa.runs()
+		if err := fitsAnODE(lat, runs, clips[0].Dt, p, opt.MaxResidual); err != nil {
 			first = cmpErr(first, fmt.Errorf("tracker: %s: %w", pa.Name(), err))
 			continue
 		}
-		fit := estimator.FitLatents
-		if opt.Screen != nil {
-			q, err := estimator.ScreenLatents(ctx, pa.Name(), lat, nil, clips[0].Dt, p)
-			if err != nil {
-				first = cmpErr(first, err)
-				continue
+		fit := func(measure bool) (*estimator.Result, error) {
+			switch {
+			case runs == nil && measure:
+				return estimator.FitLatents(ctx, pa.Name(), lat, nil, clips[0].Dt, p)
+			case runs == nil:
+				return estimator.ScreenLatents(ctx, pa.Name(), lat, nil, clips[0].Dt, p)
+			case measure:
+				return estimator.FitRuns(ctx, pa.Name(), lat, *runs, clips[0].Dt, p)
 			}
-			if !opt.Screen(q) {
-				fit = func(context.Context, string, [][]float64, [][][]float64, float64, estimator.Preset) (*estimator.Result, error) {
-					return q, nil
-				}
-			}
+			return estimator.ScreenRuns(ctx, pa.Name(), lat, *runs, clips[0].Dt, p)
 		}
-		r, err := fit(ctx, pa.Name(), lat, nil, clips[0].Dt, p)
+		var r *estimator.Result
+		var err error
+		if opt.Screen != nil {
+			r, err = fit(false)
+			if err == nil && opt.Screen(r) {
+				r, err = fit(true)
+			}
+		} else {
+			r, err = fit(true)
+		}
 		if err != nil {
 			first = cmpErr(first, err)
 			continue
-		}
-		for _, f := range pa.First {
-			if f > 0 {
-				r.First = pa.First
-				break
-			}
 		}
 		out = append(out, r)
 	}
@@ -85,7 +87,7 @@ const maxAcross = 0.25
 // an error when the latent is further than maxResidual of its size from
 // its fitted solution (0: no limit): such a candidate would be refused
 // for its fit, so its σ is not worth measuring.
-func fitsAnODE(lat [][]float64, dt float64, p estimator.Preset, maxResidual float64) error {
+func fitsAnODE(lat [][]float64, runs *estimator.Runs, dt float64, p estimator.Preset, maxResidual float64) error {
 	if maxResidual <= 0 || !p.Exact {
 		return nil
 	}
@@ -97,7 +99,7 @@ func fitsAnODE(lat [][]float64, dt float64, p estimator.Preset, maxResidual floa
 	if err != nil {
 		return err
 	}
-	tf, err := estimator.FitTrajectory(lat, dt, g1, g0, p.Loss.Offset)
+	tf, err := estimator.FitTrajectoryRuns(lat, runs, dt, g1, g0, p.Loss.Offset)
 	if err != nil {
 		return err
 	}

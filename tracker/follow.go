@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/physd/physd/estimator"
 )
@@ -44,7 +45,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Objects <= 0 {
-		o.Objects = 4
+		o.Objects = 6
 	}
 	if o.MinScore <= 0 {
 		o.MinScore = 0.6
@@ -56,7 +57,10 @@ func (o Options) withDefaults() Options {
 type Point struct{ X, Y float64 }
 
 // Path is one object followed through the frames of every clip it was
-// seen in.
+// seen in, as runs: a clip's frames where the object was followed
+// without a break. An object hidden for a while (behind a hand, a
+// passer-by, another object) and found again is one path of several runs
+// in that clip.
 type Path struct {
 	// W, H are the frames' size.
 	W, H int
@@ -64,16 +68,19 @@ type Path struct {
 	// frame Frame.
 	Box   Box
 	Frame int
-	// Pos holds, per clip, the template's top-left corner, sub-pixel,
-	// in the frames the object was followed through: frames First[m] …
-	// First[m]+len(Pos[m])−1 of clip m.
+	// Pos holds, per run, the template's top-left corner, sub-pixel, in
+	// the frames the object was followed through: frames First[i] …
+	// First[i]+len(Pos[i])−1 of clip Clip[i]. Runs are in clip and frame
+	// order; every clip has at least one.
 	Pos   [][]Point
 	First []int
+	Clip  []int
 	// clipLen is each clip's length in frames.
 	clipLen []int
 	// MinScore is the worst match over the frames (normalised cross-
-	// correlation, 1 a perfect match).
-	MinScore float64
+	// correlation, 1 a perfect match), Median the median one (the
+	// lowest of the clips').
+	MinScore, Median float64
 	// Axis is the unit direction along which the object moved most (the
 	// principal axis of its positions), Spread the rms displacement
 	// along it, px.
@@ -90,16 +97,40 @@ type Path struct {
 	Across float64
 }
 
+// whole tells whether the path is one run through the whole of every
+// clip.
+func (p *Path) whole() bool {
+	if len(p.Pos) != len(p.clipLen) {
+		return false
+	}
+	for i, c := range p.Pos {
+		if p.First[i] > 0 || len(c) < p.clipLen[p.Clip[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// runs places the path's latents on its clips' frames (estimator.Runs),
+// or nil when it is one run through the whole of every clip.
+func (p *Path) runs() *estimator.Runs {
+	if p.whole() {
+		return nil
+	}
+	return &estimator.Runs{Clip: p.Clip, First: p.First}
+}
+
 // Name says which object the path follows, for Result.Readout: its
 // template's box in the frames the estimator saw, the frame it was cut
 // from and, when the object was not followed through a whole clip, the
 // frames it was.
 func (p *Path) Name() string {
 	name := fmt.Sprintf("tracked %d,%d,%d,%d of %d×%d, frame %d", p.Box.X, p.Box.Y, p.Box.W, p.Box.H, p.W, p.H, p.Frame)
-	for m, c := range p.Pos {
-		if p.First[m] > 0 || p.First[m]+len(c) < p.clipLen[m] {
-			name += fmt.Sprintf(", clip %d frames %d–%d", m, p.First[m], p.First[m]+len(c)-1)
-		}
+	if p.whole() {
+		return name
+	}
+	for i, c := range p.Pos {
+		name += fmt.Sprintf(", clip %d frames %d–%d", p.Clip[i], p.First[i], p.First[i]+len(c)-1)
 	}
 	return name
 }
@@ -147,7 +178,7 @@ func (p *Path) Latents() [][]float64 {
 // its first, objects are looked for in: an object that touches another
 // in one of them (a bob passing a parked square, a hand on the mass)
 // stands alone in another.
-const seedFrames = 3
+const seedFrames = 7
 
 // Follow finds up to opt.Objects objects in each of seedFrames frames of
 // the first clip (seeds) and follows each forwards and backwards through
@@ -187,6 +218,9 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			if followed(paths, s.box, k) {
+				continue
+			}
 			p, err := follow(clips, s, k, opt)
 			if err != nil {
 				firstErr = cmpErr(firstErr, err)
@@ -216,19 +250,67 @@ func cmpErr(first, err error) error {
 const samePx = 1.0
 
 // keep adds p to paths unless it follows an object already there, in
-// which case the path followed through more frames stays, of two as long
-// the one with the better worst match.
+// which case the path whose template matches the object better (the
+// higher median match) stays: a template cut while something touched the
+// object carries a piece of that and pulls every position towards it. Of
+// two alike (within sameScore), the path followed through more frames
+// stays, of two as long the one with the better worst match.
 func keep(paths []Path, p Path) []Path {
 	for i := range paths {
 		if sameObject(&paths[i], &p) {
-			if n, o := p.frames(), paths[i].frames(); n > o || n == o && p.MinScore > paths[i].MinScore {
-				paths[i] = p
+			q := &paths[i]
+			switch d := p.Median - q.Median; {
+			case d > sameScore:
+				*q = p
+			case d < -sameScore:
+			case p.frames() > q.frames() || p.frames() == q.frames() && p.MinScore > q.MinScore:
+				*q = p
 			}
 			return paths
 		}
 	}
 	return append(paths, p)
 }
+
+// followed tells whether a path already follows the object seed box b
+// of the first clip's frame k stands for, with a clean template (median
+// match ≥ cleanTemplate): the object is where the path has it in frame
+// k, its template as large. Following it again from here would find the
+// same path; a path whose template matches poorly may yet be replaced by
+// this one's (keep).
+func followed(paths []Path, b Box, k int) bool {
+	for i := range paths {
+		p := &paths[i]
+		if p.Median < cleanTemplate || abs(p.Box.W-b.W) > 1 || abs(p.Box.H-b.H) > 1 {
+			continue
+		}
+		for r := range p.Pos {
+			if p.Clip[r] != 0 || k < p.First[r] || k >= p.First[r]+len(p.Pos[r]) {
+				continue
+			}
+			q := p.Pos[r][k-p.First[r]]
+			if math.Abs(q.X-float64(b.X)) <= 1.5 && math.Abs(q.Y-float64(b.Y)) <= 1.5 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// cleanTemplate is the median match from which a path's template counts
+// as a clean cut of its object.
+const cleanTemplate = 0.9
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// sameScore is the difference of median matches below which two
+// templates of one object count as alike.
+const sameScore = 0.02
 
 // frames is how many frames the path was followed through.
 func (p *Path) frames() int {
@@ -243,17 +325,26 @@ func (p *Path) frames() int {
 // were followed through: their displacements from their mean positions
 // there differ by less than samePx rms.
 func sameObject(a, b *Path) bool {
-	type span struct{ lo, hi int }
-	both := make([]span, len(a.Pos))
+	// Each pair of runs of one clip shares frames [lo, hi).
+	type span struct{ ra, rb, lo, hi int }
+	var both []span
 	var ma, mb Point
 	n := 0
-	for m := range a.Pos {
-		lo, hi := max(a.First[m], b.First[m]), min(a.First[m]+len(a.Pos[m]), b.First[m]+len(b.Pos[m]))
-		both[m] = span{lo, hi}
-		for i := lo; i < hi; i++ {
-			pa, pb := a.Pos[m][i-a.First[m]], b.Pos[m][i-b.First[m]]
-			ma.X, ma.Y, mb.X, mb.Y = ma.X+pa.X, ma.Y+pa.Y, mb.X+pb.X, mb.Y+pb.Y
-			n++
+	for i := range a.Pos {
+		for j := range b.Pos {
+			if a.Clip[i] != b.Clip[j] {
+				continue
+			}
+			lo, hi := max(a.First[i], b.First[j]), min(a.First[i]+len(a.Pos[i]), b.First[j]+len(b.Pos[j]))
+			if lo >= hi {
+				continue
+			}
+			both = append(both, span{i, j, lo, hi})
+			for k := lo; k < hi; k++ {
+				pa, pb := a.Pos[i][k-a.First[i]], b.Pos[j][k-b.First[j]]
+				ma.X, ma.Y, mb.X, mb.Y = ma.X+pa.X, ma.Y+pa.Y, mb.X+pb.X, mb.Y+pb.Y
+				n++
+			}
 		}
 	}
 	if n < estimator.MinFrames {
@@ -261,9 +352,9 @@ func sameObject(a, b *Path) bool {
 	}
 	ma.X, ma.Y, mb.X, mb.Y = ma.X/float64(n), ma.Y/float64(n), mb.X/float64(n), mb.Y/float64(n)
 	var s float64
-	for m, sp := range both {
-		for i := sp.lo; i < sp.hi; i++ {
-			pa, pb := a.Pos[m][i-a.First[m]], b.Pos[m][i-b.First[m]]
+	for _, sp := range both {
+		for k := sp.lo; k < sp.hi; k++ {
+			pa, pb := a.Pos[sp.ra][k-a.First[sp.ra]], b.Pos[sp.rb][k-b.First[sp.rb]]
 			dx, dy := (pa.X-ma.X)-(pb.X-mb.X), (pa.Y-ma.Y)-(pb.Y-mb.Y)
 			s += dx*dx + dy*dy
 		}
@@ -276,12 +367,23 @@ func sameObject(a, b *Path) bool {
 // towards it for a frame or two before the score falls.
 const lossMargin = 2
 
+// reacquireScore is the match at which a lost object is taken as found
+// again anywhere in a later frame: stricter than Options.MinScore, which
+// only has to hold the object where it is expected.
+const reacquireScore = 0.7
+
+// reacquireReach is how far, px, from a position the object was followed
+// through it is looked for again.
+const reacquireReach = 2
+
 // follow tracks the template s of the first clip's frame k: forwards and
 // backwards through that clip, forwards through the others (each found
 // anew in its first frame). Where the object is lost — behind a hand, a
-// passer-by, another object — its path ends: the path is the run of
-// frames around the seed it was followed through, less lossMargin frames
-// at an end where it was lost, and must keep estimator.MinFrames.
+// passer-by, another object — its run ends, less lossMargin frames, and
+// the object is looked for anew in every following frame; where it
+// matches again (reacquireScore) a new run begins, less lossMargin
+// frames as it comes out. Runs shorter than estimator.MinFrames are
+// dropped; every clip must keep one.
 func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
 	w, h := clips[0].W, clips[0].H
 	b := s.box
@@ -289,35 +391,29 @@ func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
 	if t == nil {
 		return Path{}, fmt.Errorf("tracker: template %v is flat: %w", b, ErrNoObject)
 	}
-	p := Path{W: w, H: h, Box: b, Frame: k, MinScore: 1, Pos: make([][]Point, len(clips)), First: make([]int, len(clips)), clipLen: make([]int, len(clips))}
+	p := Path{W: w, H: h, Box: b, Frame: k, MinScore: 1, clipLen: make([]int, len(clips))}
 	for m, c := range clips {
 		p.clipLen[m] = len(c.Frames)
 		pos := make([]Point, len(c.Frames))
 		start, from := Point{float64(b.X), float64(b.Y)}, k
 		if m > 0 {
-			ix, iy := t.bestAnywhere(c.Frames[0], w, h)
+			ix, iy, _ := t.bestAnywhere(c.Frames[0], w, h)
 			start, from = Point{float64(ix), float64(iy)}, 0
 		}
-		hi, worstF, lostF := t.track(c.Frames, w, h, start, from, 1, opt.MinScore, pos)
-		lo, worstB, lostB := from, worstF, error(nil)
-		if from > 0 {
-			lo, worstB, lostB = t.track(c.Frames, w, h, start, from, -1, opt.MinScore, pos)
-		}
-		if lostF != nil {
-			hi -= lossMargin
-		}
-		if lostB != nil {
-			lo += lossMargin
-		}
-		if hi-lo < estimator.MinFrames {
-			err := cmpErr(lostF, lostB)
+		runs, worst, med, err := t.runs(c.Frames, w, h, start, from, opt.MinScore, pos)
+		if len(runs) == 0 {
 			if err == nil {
 				err = ErrLost
 			}
-			return Path{}, fmt.Errorf("tracker: %v of frame %d in clip %d followed through %d frames (< %d): %w", b, k, m, max(0, hi-lo), estimator.MinFrames, err)
+			return Path{}, fmt.Errorf("tracker: %v of frame %d in clip %d followed through no run of %d frames: %w", b, k, m, estimator.MinFrames, err)
 		}
-		p.First[m], p.Pos[m] = lo, pos[lo:hi]
-		p.MinScore = math.Min(p.MinScore, math.Min(worstF, worstB))
+		for _, r := range runs {
+			p.Pos, p.First, p.Clip = append(p.Pos, pos[r.lo:r.hi]), append(p.First, r.lo), append(p.Clip, m)
+		}
+		p.MinScore = math.Min(p.MinScore, worst)
+		if m == 0 || med < p.Median {
+			p.Median = med
+		}
 	}
 	p.Axis, p.Spread = principal(p.Pos)
 	if !(p.Spread >= minSpread) {
@@ -327,13 +423,164 @@ func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
 	return p, nil
 }
 
+// span is a run of frames [lo, hi) of one clip.
+type span struct{ lo, hi int }
+
+// runs follows the template through one clip from start in frame from,
+// forwards to the clip's end and backwards to its start, finding the
+// object again after each loss (follow). It writes the positions into
+// pos and returns the runs of at least estimator.MinFrames frames in
+// frame order, the worst and the median match over them, and why the
+// first run that was too short ended.
+func (t *template) runs(frames [][]float64, w, h int, start Point, from int, minScore float64, pos []Point) ([]span, float64, float64, error) {
+	score := make([]float64, len(frames))
+	worst := 1.0
+	var firstErr error
+	// seg follows from (q, i) in direction step until the clip's end or a
+	// loss; it returns the run's frames [lo, hi) trimmed at the ends
+	// where the object was lost or came back, and the frame after the
+	// loss to look from again (−1: none).
+	seg := func(q Point, i, step int, back bool) (span, int) {
+		end, wst, lost := t.track(frames, w, h, q, i, step, minScore, pos, score)
+		worst = math.Min(worst, wst)
+		firstErr = cmpErr(firstErr, lost)
+		var sp span
+		next := -1
+		if step > 0 {
+			sp = span{i, end}
+			if lost != nil {
+				sp.hi -= lossMargin
+				next = end + 1
+			}
+			if back {
+				sp.lo += lossMargin
+			}
+		} else {
+			sp = span{end, i + 1}
+			if lost != nil {
+				sp.lo += lossMargin
+				next = end - 2
+			}
+			if back {
+				sp.hi -= lossMargin
+			}
+		}
+		return sp, next
+	}
+	// The object is looked for again only where it has been (within
+	// reacquireReach of a position it was followed through): it moves
+	// on one curve and comes back, and a like-looking object elsewhere
+	// (a square of clutter, a second bob) is not taken for it.
+	nx, ny := w-t.w+1, h-t.h+1
+	near := make([]bool, nx*ny)
+	visit := func(sp span, lo, hi int) {
+		lo, hi = max(sp.lo, lo), min(sp.hi, hi)
+		if lo >= hi {
+			return
+		}
+		for _, q := range pos[lo:hi] {
+			x0, y0 := int(math.Round(q.X)), int(math.Round(q.Y))
+			for y := max(0, y0-reacquireReach); y <= min(ny-1, y0+reacquireReach); y++ {
+				for x := max(0, x0-reacquireReach); x <= min(nx-1, x0+reacquireReach); x++ {
+					near[y*nx+x] = true
+				}
+			}
+		}
+	}
+	// found looks for the object from frame i in direction step and
+	// returns where and in which frame it matches again.
+	found := func(i, step int) (Point, int) {
+		for ; i >= 0 && i < len(frames); i += step {
+			if x, y, s := t.bestWhere(frames[i], w, near); s >= reacquireScore {
+				return Point{float64(x), float64(y)}, i
+			}
+		}
+		return Point{}, -1
+	}
+	fwd, next := seg(start, from, 1, false)
+	visit(fwd, 0, len(frames))
+	seedRun := fwd
+	var after []span
+	for next >= 0 {
+		q, i := found(next, 1)
+		if i < 0 {
+			break
+		}
+		var sp span
+		sp, next = seg(q, i, 1, true)
+		visit(sp, 0, len(frames))
+		after = append(after, sp)
+	}
+	var before []span
+	if from > 0 {
+		bwd, next := seg(start, from, -1, false)
+		visit(bwd, 0, len(frames))
+		seedRun.lo = bwd.lo
+		for next >= 0 {
+			q, i := found(next, -1)
+			if i < 0 {
+				break
+			}
+			var sp span
+			sp, next = seg(q, i, -1, true)
+			visit(sp, 0, len(frames))
+			before = append(before, sp)
+		}
+	}
+	var out []span
+	for i := len(before) - 1; i >= 0; i-- {
+		out = append(out, before[i])
+	}
+	out = append(out, seedRun)
+	out = append(out, after...)
+	// A frame where the object matched clearly worse than it usually does
+	// is one where something touched or covered it: its position is
+	// pulled towards the other object, so it is left out and the run
+	// split there.
+	var all []float64
+	for _, sp := range out {
+		if sp.lo < sp.hi {
+			all = append(all, score[sp.lo:sp.hi]...)
+		}
+	}
+	med := median(all)
+	clean := math.Max(minScore, med-cleanDrop)
+	var kept []span
+	for _, sp := range out {
+		lo := sp.lo
+		for i := sp.lo; i <= sp.hi; i++ {
+			if i < sp.hi && score[i] >= clean {
+				continue
+			}
+			if i-lo >= estimator.MinFrames {
+				kept = append(kept, span{lo, i})
+			}
+			lo = i + 1
+		}
+	}
+	return kept, worst, med, firstErr
+}
+
+// cleanDrop is how far below its median match a frame's match may fall
+// before the object counts as touched or partly covered there.
+const cleanDrop = 0.1
+
+// median of v (destroys its order); 0 when empty.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
 // track follows the template from start in frame from, frame by frame in
 // the direction step (±1), writing each position into pos, until the
 // clip's end or the first frame that matches below minScore. It returns
 // the end of the run — one past the last frame followed going forwards,
 // the first frame followed going backwards — the worst match, and why it
 // stopped early (nil at the clip's end).
-func (t *template) track(frames [][]float64, w, h int, start Point, from, step int, minScore float64, pos []Point) (int, float64, error) {
+func (t *template) track(frames [][]float64, w, h int, start Point, from, step int, minScore float64, pos []Point, score []float64) (int, float64, error) {
 	worst := 1.0
 	var prev, prev2 Point
 	i, n := from, 0
@@ -360,6 +607,7 @@ func (t *template) track(frames [][]float64, w, h int, start Point, from, step i
 		}
 		worst = math.Min(worst, s)
 		pos[i] = q
+		score[i] = s
 		prev2, prev = prev, q
 		if n == 0 {
 			prev2 = q

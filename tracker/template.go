@@ -130,8 +130,9 @@ func vertex(a, b, c float64) float64 {
 	return math.Max(-0.5, math.Min(0.5, (a-c)/(2*d)))
 }
 
-// bestAnywhere is the top-left corner of the best match in all of f.
-func (t *template) bestAnywhere(f []float64, w, h int) (int, int) {
+// bestAnywhere is the top-left corner of the best match in all of f and
+// its score.
+func (t *template) bestAnywhere(f []float64, w, h int) (int, int, float64) {
 	bx, by, best := 0, 0, math.Inf(-1)
 	for y := 0; y <= h-t.h; y++ {
 		for x := 0; x <= w-t.w; x++ {
@@ -140,5 +141,22 @@ func (t *template) bestAnywhere(f []float64, w, h int) (int, int) {
 			}
 		}
 	}
-	return bx, by
+	return bx, by, best
+}
+
+// bestWhere is the top-left corner of the best match among the corners
+// where ok is set (ok is (w−t.w+1) wide) and its score; −Inf if none is.
+func (t *template) bestWhere(f []float64, w int, ok []bool) (int, int, float64) {
+	nx := w - t.w + 1
+	bx, by, best := 0, 0, math.Inf(-1)
+	for i, use := range ok {
+		if !use {
+			continue
+		}
+		x, y := i%nx, i/nx
+		if s := t.ncc(f, w, x, y); s > best {
+			bx, by, best = x, y, s
+		}
+	}
+	return bx, by, best
 }

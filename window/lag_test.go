@@ -1,6 +1,7 @@
 package window
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestPhaseLag(t *testing.T) {
 	}
 	a := wave(0)[60:100] // a run of 40 frames starting at frame 60
 	for _, shift := range []float64{-7.5, -2, 0, 3.3, 9} {
-		lag, corr, ok := phaseLag(a, 60, wave(shift), 0, 16, 31)
+		lag, corr, ok := phaseLag([]run{{60, a}}, wave(shift), 0, 16, 31)
 		if !ok || math.Abs(lag-shift) > 0.3 || corr < 0.99 {
 			t.Errorf("shift %.1f: lag %.2f, corr %.3f, ok %v", shift, lag, corr, ok)
 		}
@@ -32,11 +33,11 @@ func TestPhaseLag(t *testing.T) {
 	}
 	// The map bends the waveform, which biases a correlation's peak a
 	// little: well inside lagging's tolerance (a twentieth of a period).
-	if lag, corr, ok := phaseLag(a, 60, b, 0, 16, 31); !ok || math.Abs(lag) > 0.5 || corr < 0.95 {
+	if lag, corr, ok := phaseLag([]run{{60, a}}, b, 0, 16, 31); !ok || math.Abs(lag) > 0.5 || corr < 0.95 {
 		t.Errorf("decreasing map: lag %.2f, corr %.3f, ok %v", lag, corr, ok)
 	}
 	// Too few frames left at every shift.
-	if _, _, ok := phaseLag(a[:20], 60, wave(0), 0, 16, 31); ok {
+	if _, _, ok := phaseLag([]run{{60, a[:20]}}, wave(0), 0, 16, 31); ok {
 		t.Error("a 20-frame run judged against a half period of 31")
 	}
 }
@@ -83,5 +84,37 @@ func TestChooseRefusesLaggingLatent(t *testing.T) {
 	fast.Readout, fast.First = "tracked other", []int{100}
 	if d := lagging(enc, fast); d != "" {
 		t.Errorf("another frequency judged: %s", d)
+	}
+}
+
+// An object seen in runs too short each for a half period, hidden
+// between them, still holds a lagging latent to its phase: its runs'
+// joint fit (one free response across the gap) stands for it there.
+func TestLaggingAcrossRuns(t *testing.T) {
+	z, dt := swing(0.1, 4, 1) // period 62.8 frames
+	enc := resultOf(t, z[:94], dt, tight)
+	enc.Readout = "encoder"
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	runsAt := func(shift int) *estimator.Result {
+		// Runs 0–15 and 26–44 of the object, shift frames behind.
+		lat := [][]float64{z[shift : shift+16], z[shift+26 : shift+45]}
+		r, err := estimator.FitRuns(context.Background(), "tracked object", lat, estimator.Runs{Clip: []int{0, 0}, First: []int{0, 26}}, dt, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if d := lagging(enc, runsAt(0)); d != "" {
+		t.Errorf("in phase, in runs: %s", d)
+	}
+	if d := lagging(enc, runsAt(7)); !strings.Contains(d, "out of phase") {
+		t.Errorf("7 frames (40°) out of phase, in runs: %q", d)
+	}
+	// Without the fit across the gap only the 19 frames of the second
+	// run could be compared: too few for a half period.
+	raw := runsAt(7)
+	raw.Trajectory = nil
+	if d := lagging(enc, raw); d != "" {
+		t.Errorf("runs without a joint fit judged: %s", d)
 	}
 }

@@ -62,19 +62,24 @@ func testCamera(r *estimator.Result, t *motion.Track) (*CameraCheck, string) {
 	return c, ""
 }
 
-// seen is the part of the shifts of each clip that r's latents cover
-// (r.First), for a readout that saw part of a clip.
+// seen is the part of the shifts that r's latent sequences cover: per
+// sequence, its clip's shifts (r.ClipOf) from frame r.First on, for a
+// readout that saw part of a clip or a clip in several runs.
 func seen(s [][]motion.Shift, r *estimator.Result) [][]motion.Shift {
-	if r.First == nil || len(r.First) != len(s) || len(r.Latents) != len(s) {
+	if r.First == nil || len(r.First) != len(r.Latents) {
 		return s
 	}
-	out := make([][]motion.Shift, len(s))
-	for m := range s {
-		a, b := r.First[m], r.First[m]+len(r.Latents[m])
-		if a < 0 || b > len(s[m]) {
+	out := make([][]motion.Shift, len(r.Latents))
+	for m := range r.Latents {
+		c := r.ClipOf(m)
+		if c < 0 || c >= len(s) {
 			return s
 		}
-		out[m] = s[m][a:b]
+		a, b := r.First[m], r.First[m]+len(r.Latents[m])
+		if a < 0 || b > len(s[c]) {
+			return s
+		}
+		out[m] = s[c][a:b]
 	}
 	return out
 }

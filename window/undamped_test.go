@@ -65,3 +65,44 @@ func TestCertifyOneClipNeedsResolvedDamping(t *testing.T) {
 		t.Errorf("damping not resolved: %s %v, want %s with the reason", v.Status, v.Reasons, UndampedDiscrete)
 	}
 }
+
+// Runs of one clip (an object hidden for a while) are one trajectory:
+// their distinct slopes at a level come from the decay alone, as one
+// clip's do, so unresolved damping leaves them undamped-looking however
+// many runs there are.
+func TestRunsOfOneClipAreOneClip(t *testing.T) {
+	const dt = 1.0 / 20
+	rng := rand.New(rand.NewPCG(5, 6))
+	var ts []float64
+	for k := range 250 {
+		ts = append(ts, float64(k)*dt)
+	}
+	z := exactSolution(0.3, 4, 1, 0, ts)
+	for i := range z {
+		z[i] += 0.002 * rng.NormFloat64()
+	}
+	lat := [][]float64{z[:100], z[120:]}
+	runs := &estimator.Runs{Clip: []int{0, 0}, First: []int{0, 120}}
+	f, err := estimator.FitODE(lat, dt, estimator.SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, g0, err := estimator.Exact(f.Gamma1, f.Gamma0, dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := estimator.FitTrajectoryRuns(lat, runs, dt, g1, g0, estimator.SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose := [2][2]float64{{0.04, 0}, {0, 1e-6}}
+	r := &estimator.Result{Gamma0: tf.Gamma0, Gamma1: tf.Gamma1, Sigma0: 1e-3, Sigma1: 0.2, Cov: loose, Stencil: f, Trajectory: tf,
+		Latents: lat, First: runs.First, Clips: runs.Clip, Dt: dt, Physics: estimator.Derive(tf.Gamma1, tf.Gamma0, loose)}
+	v := Certify(r, Thresholds{})
+	if !v.Coverage.Holds {
+		t.Fatalf("runs of a damped swing: no coverage: %v", v.Reasons)
+	}
+	if v.Certified || v.Status != UndampedDiscrete {
+		t.Errorf("two runs of one clip with unresolved damping: %s %v, want %s", v.Status, v.Reasons, UndampedDiscrete)
+	}
+}

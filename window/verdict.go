@@ -197,7 +197,7 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	// from zero, the distinct slopes are not the physics' (noise, or a
 	// readout that bends a sinusoid), and the window holds what an
 	// undamped clip holds: no unique continuous-time answer.
-	undampedOne := v.Coverage.Holds && len(r.Latents) == 1 && r.Physics.Regime == estimator.Undamped
+	undampedOne := v.Coverage.Holds && r.ClipCount() == 1 && r.Physics.Regime == estimator.Undamped
 	if undampedOne {
 		reasons = append(reasons, fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ))
 	}
@@ -231,12 +231,15 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 // (0 when none or no advice) and the text to append to the reason.
 func windowAdvice(r *estimator.Result, tr Trace, levels int) (float64, string) {
 	s := tr.PeakSlope()
-	if len(r.Latents) != 1 || !(s > 0) || !(r.Physics.Zeta > 0) || !(r.Physics.Zeta < 1) || !(r.Gamma0 > 0) {
+	if r.ClipCount() != 1 || !(s > 0) || !(r.Physics.Zeta > 0) || !(r.Physics.Zeta < 1) || !(r.Gamma0 > 0) {
 		return 0, ""
 	}
 	rel := tr.Noise.Slope / s
 	need := WindowFor(r.Physics.Zeta, math.Sqrt(r.Gamma0), rel, levels)
-	have := float64(len(r.Latents[0])-1) * r.Dt
+	// Runs of one clip (an object hidden for a while) span from the
+	// first's start to the last's end.
+	last := len(r.Latents) - 1
+	have := float64(firstOf(r, last)+len(r.Latents[last])-1-firstOf(r, 0)) * r.Dt
 	switch {
 	case math.IsInf(need, 0):
 		return 0, fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) no window resolves damping ζ = %.3g", 100*rel, r.Physics.Zeta)

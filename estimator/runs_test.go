@@ -1,0 +1,117 @@
+package estimator
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+)
+
+// cut splits z into runs [lo, hi) (frames of z), as an object hidden
+// between them would leave it.
+func cut(z []float64, spans ...[2]int) ([][]float64, Runs) {
+	var lat [][]float64
+	var runs Runs
+	for _, s := range spans {
+		lat = append(lat, z[s[0]:s[1]])
+		runs.Clip = append(runs.Clip, 0)
+		runs.First = append(runs.First, s[0])
+	}
+	return lat, runs
+}
+
+// Runs of one free response, fitted as one, give back its coefficients
+// and its initial state at the first run's start; the solution through
+// the gaps and Motion are the free response's.
+func TestFitTrajectoryRunsRecoversOneResponse(t *testing.T) {
+	const dt, g1, g0 = 0.05, 0.08, 4.0016
+	z := freeResponse(t, g1, g0, dt, 1, 0, 0.3, 94)
+	lat, runs := cut(z, [2]int{5, 30}, [2]int{41, 60}, [2]int{75, 94})
+	f, err := FitTrajectoryRuns(lat, &runs, dt, 1.1*g1+0.05, 1.15*g0, SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f.Gamma1-g1) > 1e-7 || math.Abs(f.Gamma0-g0) > 1e-7 || f.RelResidual() > 1e-7 {
+		t.Fatalf("got (%.10f, %.10f), residual %g; want (%g, %g), 0", f.Gamma1, f.Gamma0, f.RelResidual(), g1, g0)
+	}
+	if len(f.X0) != 1 || math.Abs(f.X0[0][0]+0.3-z[5]) > 1e-6 {
+		t.Errorf("initial states %v: want one, at frame 5 (z %g)", f.X0, z[5]-0.3)
+	}
+	sol, err := f.Solution(0, -5, 94, dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range sol {
+		if math.Abs(v-z[k]) > 1e-6 {
+			t.Fatalf("solution at frame %d: %g, want %g (through the gaps and before the first run)", k, v, z[k])
+		}
+	}
+	mo, err := f.Motion(dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, s := range mo {
+		for i, x := range s {
+			if want := lat[m][i] - 0.3; math.Abs(x[0]-want) > 1e-6 {
+				t.Fatalf("motion of run %d sample %d: %g, want %g", m, i, x[0], want)
+			}
+		}
+	}
+}
+
+// A run that is not the same response — another object taken for the
+// first after a gap, or its position pulled a pixel aside — cannot hide
+// in a start of its own: fitted as one response the runs leave a
+// residual, fitted as separate clips they would not.
+func TestFitTrajectoryRunsExposesAStrayRun(t *testing.T) {
+	const dt, g1, g0 = 0.05, 0.08, 4.0016
+	z := freeResponse(t, g1, g0, dt, 1, 0, 0, 94)
+	// A look-alike swinging at the same frequency, out of phase.
+	other := freeResponse(t, g1, g0, dt, 0.3, 1.5, 0, 94)
+	copy(z[60:], other[60:])
+	lat, runs := cut(z, [2]int{0, 40}, [2]int{60, 94})
+	sep, err := FitTrajectory(lat, dt, g1, g0, SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := FitTrajectoryRuns(lat, &runs, dt, g1, g0, SharedOffset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(one.RelResidual() > 0.1) || !(one.RelResidual() > 20*sep.RelResidual()) {
+		t.Errorf("stray run: residual %.3g as one response, %.3g as separate clips; want the first > 0.1 and ≫ the second", one.RelResidual(), sep.RelResidual())
+	}
+}
+
+func TestRunsRejectsBadPlacement(t *testing.T) {
+	z := make([]float64, 40)
+	for i := range z {
+		z[i] = math.Sin(0.3 * float64(i))
+	}
+	cases := map[string]Runs{
+		"length":     {Clip: []int{0}, First: []int{0, 20}},
+		"overlap":    {Clip: []int{0, 0}, First: []int{0, 10}},
+		"negative":   {Clip: []int{0, 0}, First: []int{-1, 30}},
+		"clip order": {Clip: []int{1, 0}, First: []int{0, 30}},
+	}
+	lat := [][]float64{z[:20], z[20:]}
+	for name, r := range cases {
+		if _, err := FitTrajectoryRuns(lat, &r, 0.05, 0, 0.09/0.0025, SharedOffset); !errors.Is(err, ErrInvalidClip) {
+			t.Errorf("%s: err %v, want ErrInvalidClip", name, err)
+		}
+		if _, err := FitRuns(context.Background(), "x", lat, r, 0.05, Preset{Exact: true}); err == nil {
+			t.Errorf("%s: FitRuns accepted %+v", name, r)
+		}
+	}
+}
+
+func TestClipOfAndClipCount(t *testing.T) {
+	r := &Result{Latents: make([][]float64, 3)}
+	if r.ClipCount() != 3 || r.ClipOf(2) != 2 {
+		t.Errorf("without Clips: count %d, clip of 2 %d; want 3, 2", r.ClipCount(), r.ClipOf(2))
+	}
+	r.Clips = []int{0, 0, 1}
+	if r.ClipCount() != 2 || r.ClipOf(1) != 0 || r.ClipOf(2) != 1 {
+		t.Errorf("runs 0,0,1: count %d, clips %d %d; want 2, 0, 1", r.ClipCount(), r.ClipOf(1), r.ClipOf(2))
+	}
+}
