@@ -48,11 +48,13 @@ type publisher interface {
 // framing, learning and certification, reporting. Its goroutines stop
 // with its context.
 type camera struct {
-	cfg    config.Camera
-	all    *config.Config
-	src    stream.Source
-	log    *slog.Logger
-	bus    publisher
+	cfg config.Camera
+	all *config.Config
+	src stream.Source
+	log *slog.Logger
+	bus publisher
+	// node is the board's name, for messages and their ids (bus.node).
+	node   string
 	dir    string // state directory for this camera
 	onEst  func(Estimate)
 	preset estimator.Preset
@@ -558,7 +560,7 @@ func thresholds(c config.Certify) window.Thresholds {
 func ptr(v float64) *float64 { return &v }
 
 func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
-	d := Diagnostic{Schema: SchemaDiagnostic, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	d := Diagnostic{Schema: SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
 		Reasons: reasons, Encoder: info}
 	if j.single && verdict == string(window.Certified) {
@@ -579,7 +581,7 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	c.diag = &d
 	c.mu.Unlock()
 	c.recordWindow(&d, r, info)
-	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.node, c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
@@ -594,11 +596,11 @@ func finitePtr(v float64) *float64 {
 
 func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := Estimate{Schema: SchemaEstimate, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := Estimate{Schema: SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
-	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.key(), KindEstimate, j.start, j.end), e); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.node, c.key(), KindEstimate, j.start, j.end), e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	end := e.WindowEnd
@@ -626,10 +628,10 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
 	if a != nil {
-		a.Zone = c.zone
+		a.Zone, a.Node = c.zone, c.node
 		c.dash.setAlerting(a.State == "raised")
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
-		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.node, c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
@@ -668,7 +670,7 @@ func (c *camera) status() Status {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
 		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
