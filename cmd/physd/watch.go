@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -28,8 +29,22 @@ func estimateRow(e *daemon.Estimate) string {
 		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime)
 }
 
+// watchHeader is estimateHeader with the board first: physd watch on a
+// hub sees every board's cameras, and two boards may name a camera alike.
+const watchHeader = "BOARD            " + estimateHeader
+
+// watchRow is estimateRow with the board (the message's node) first.
+func watchRow(e *daemon.Estimate) string {
+	node := e.Node
+	if node == "" {
+		node = "-"
+	}
+	return fmt.Sprintf("%-16s %s", node, estimateRow(e))
+}
+
 // cmdWatch is `physd watch [camera]`: print estimates (and alerts) as
-// they arrive.
+// they arrive. Pointed at a hub, it shows every board's: the boards'
+// embedded servers, leaf nodes of the hub, forward what is subscribed to.
 func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("physd watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,6 +53,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	creds := fs.String("creds", "", "NATS credentials file")
 	diag := fs.Bool("diag", false, "also print every window's verdict")
 	count := fs.Int("n", 0, "exit after this many estimates (0: run until interrupted)")
+	board := fs.String("board", "", "only this board's messages (its node.name), on a hub")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("watch: %w: %w", errUsage, err)
 	}
@@ -82,13 +98,16 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer sub.Unsubscribe()
 	}
 	fmt.Fprintf(stderr, "watching %s on %s\n", strings.Join(subjects, ", "), *url)
-	fmt.Fprintln(stdout, estimateHeader)
+	fmt.Fprintln(stdout, watchHeader)
 	n := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case m := <-msgs:
+			if *board != "" && messageNode(m.Data) != *board {
+				continue
+			}
 			switch {
 			case strings.HasSuffix(m.Subject, "."+daemon.KindEstimate):
 				e, err := daemon.DecodeEstimate(m.Data)
@@ -96,7 +115,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					fmt.Fprintf(stderr, "%s: %v\n", m.Subject, err)
 					continue
 				}
-				fmt.Fprintln(stdout, estimateRow(e))
+				fmt.Fprintln(stdout, watchRow(e))
 				n++
 				if *count > 0 && n >= *count {
 					return nil
@@ -108,4 +127,13 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
+}
+
+// messageNode is the "node" field of a message ("" if it has none).
+func messageNode(data []byte) string {
+	var m struct {
+		Node string `json:"node"`
+	}
+	_ = json.Unmarshal(data, &m) // not JSON: no node
+	return m.Node
 }
