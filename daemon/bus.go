@@ -205,13 +205,17 @@ func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, log *slog
 // also gossips its other nodes' URLs), TLS when a URL says tls:// or files
 // are given, and the credentials file.
 //
-// The board's messages (<prefix>.>) go to the hub, for subscribers there
-// such as physd watch, but other boards' never come back: without the
-// deny, this board's stream, whose subjects are every camera's, would
-// take the hub's interest in them and store every other board's estimates
-// too, and the hub's aggregate would get each of them once per board.
+// The board's subjects (<prefix>.>) cross the leaf node connection in
+// neither direction: the hub gets the board's messages only by sourcing
+// its stream (across the domain's API, on the sourcing consumer's own
+// subjects), which copies each once. Other boards' messages coming in
+// would be stored by this board's stream, whose subjects are every
+// camera's; this board's going out could be stored a second time by a
+// hub stream that captures <prefix>.>. (nats-server 2.15 applies a
+// remote's deny_imports to what the leaf sends as well; the explicit
+// deny_exports says so whatever the version.)
 func leafRemote(l config.LeafNodes, prefix string) (*server.RemoteLeafOpts, error) {
-	r := &server.RemoteLeafOpts{Credentials: l.CredentialsFile, DenyImports: []string{prefix + ".>"}}
+	r := &server.RemoteLeafOpts{Credentials: l.CredentialsFile, DenyImports: []string{prefix + ".>"}, DenyExports: []string{prefix + ".>"}}
 	for i, s := range l.URLs {
 		if !strings.Contains(s, "://") {
 			s = "nats-leaf://" + s

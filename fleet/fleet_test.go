@@ -18,9 +18,9 @@ import (
 
 // hubAndBoards starts an in-process hub (JetStream domain hub, a leaf node
 // listener) and one leaf server per board, each in its own domain with
-// physd's stream and, as physd's embedded server has, no imports of
-// physd.> from the hub, and returns JetStream contexts on the hub and on each
-// board.
+// physd's stream and, as physd's embedded server has, physd.> denied
+// both ways on the leaf node connection, and returns JetStream contexts
+// on the hub and on each board.
 func hubAndBoards(t *testing.T, boards ...string) (jetstream.JetStream, map[string]jetstream.JetStream) {
 	t.Helper()
 	dir := t.TempDir()
@@ -36,7 +36,7 @@ func hubAndBoards(t *testing.T, boards ...string) (jetstream.JetStream, map[stri
 	for _, b := range boards {
 		ns := physdtest.StartNATS(t, &server.Options{ServerName: b, Host: "127.0.0.1", Port: server.RANDOM_PORT, NoSigs: true,
 			JetStream: true, JetStreamDomain: b, StoreDir: filepath.Join(dir, b),
-			LeafNode: server.LeafNodeOpts{Remotes: []*server.RemoteLeafOpts{{URLs: []*url.URL{leafURL}, DenyImports: []string{"physd.>"}}}, ReconnectInterval: 100 * time.Millisecond}})
+			LeafNode: server.LeafNodeOpts{Remotes: []*server.RemoteLeafOpts{{URLs: []*url.URL{leafURL}, DenyImports: []string{"physd.>"}, DenyExports: []string{"physd.>"}}}, ReconnectInterval: 100 * time.Millisecond}})
 		js := connect(t, ns.ClientURL())
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: DefaultBoardStream,

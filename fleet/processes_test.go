@@ -256,6 +256,18 @@ func TestFleetOutage(t *testing.T) {
 		fail("the aggregate stream holds %d messages after 30 s", aggregated())
 	}
 
+	// physd watch on the hub: every board's cameras.
+	watch := physdtest.Start(t, "physd watch", physdBin, []string{"watch", "--fleet", "--nats", strings.Join(hubURLs, ","), "-n", "12"})
+	if !until(ctx, 60*time.Second, watch.Exited) {
+		fail("physd watch --fleet printed %q in 60 s, not 12 estimates", watch.Log.String())
+	}
+	for _, b := range boardNames {
+		if !strings.Contains(watch.Log.String(), "\n"+b+" ") {
+			fail("physd watch --fleet on the hub did not show board %s:\n%s", b, watch.Log.String())
+		}
+	}
+	t.Logf("physd watch --fleet on the hub:\n%s", watch.Log.String())
+
 	// The whole hub stopped, then started again.
 	before := aggregated()
 	for _, h := range hub {
@@ -292,6 +304,7 @@ func TestFleetOutage(t *testing.T) {
 		fail("no hub node has a board")
 	}
 	hub[victim].proc.Kill()
+	killed := time.Now()
 	rest := slices.Delete(slices.Clone(hub), victim, victim+1)
 	t.Logf("killed %s for good; its boards %v", hub[victim].name, moved)
 	if !until(ctx, 60*time.Second, func() bool { return slices.Equal(connected(rest...), boardNames) }) {
@@ -361,6 +374,7 @@ func TestFleetOutage(t *testing.T) {
 		return true
 	}
 	caughtUp := until(ctx, 2*time.Minute, read)
+	catchUp := time.Since(killed)
 	dups, lost, got := 0, 0, 0
 	for k, n := range received {
 		dups += n - 1
@@ -376,8 +390,8 @@ func TestFleetOutage(t *testing.T) {
 	fmt.Printf("\n== fleet: 3-node hub stopped %v and restarted, %s killed for good; 3 boards ==\n", *flagOutage, hub[victim].name)
 	fmt.Printf("certified estimates produced %d (%v), received in %s %d, duplicates %d, lost %d\n",
 		len(produced), perBoard, DefaultStream, got, dups, lost)
-	fmt.Printf("boards on %s moved to %v; aggregate held %d before the outage; test took %v\n\n",
-		hub[victim].name, movedTo, before, time.Since(start).Round(time.Second))
+	fmt.Printf("boards on %s moved to %v; aggregate held %d before the outage, all %d %v after the kill; test took %v\n\n",
+		hub[victim].name, movedTo, before, got, catchUp.Round(time.Second), time.Since(start).Round(time.Second))
 	if !caughtUp || lost > 0 || dups > 0 || got != len(produced) {
 		fail("produced %d, received %d, duplicates %d, lost %d", len(produced), got, dups, lost)
 	}

@@ -98,7 +98,8 @@ func usage(w io.Writer) {
 Commands:
   physd run [--config FILE] [--state-dir DIR] [--for DURATION]
                                    the daemon: cameras → windows → certified estimates on NATS
-  physd watch [--nats URL] [CAMERA] print estimates and alerts as they arrive
+  physd watch [--nats URL] [--fleet] [CAMERA]
+                                   print estimates and alerts as they arrive (--fleet: every board, from a hub)
   physd alerts [--nats URL] --exec CMD | --webhook URL
                                    hand each alert to a command or webhook, exactly once, retried, dead-lettered
   physd fleet add|rm|ls [--nats HUB] [BOARD...]
