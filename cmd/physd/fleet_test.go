@@ -50,3 +50,20 @@ func TestFleetAddLs(t *testing.T) {
 		t.Fatalf("rm: exit %d, out %q, err %q", code, out, e)
 	}
 }
+
+// TestWatchFleetBadInput: --fleet with --diag (the aggregate has no
+// diagnostics) and a --board that is no node name are usage errors.
+func TestWatchFleetBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fleet", "--diag"}, "--diag and --fleet"},
+		{[]string{"--board", "b 1"}, "--board \"b 1\""},
+	} {
+		code, _, e := physd(t, append([]string{"watch"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(e, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args, code, e, exitUsage, tc.want)
+		}
+	}
+}
