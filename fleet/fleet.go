@@ -4,12 +4,12 @@
 //
 // A board runs physd with its embedded nats-server joined to the hub as a
 // leaf node, in its own JetStream domain, and stores every estimate and
-// alert in its own stream first. The aggregate stream has no subjects of
-// its own: messages enter it only by sourcing, which resumes from the last
-// sequence it holds after any outage, so every message arrives once. (A
-// stream capturing physd.> on the hub would also catch the boards' core
-// publications that the leaf node connections carry, and hold each
-// message twice.)
+// alert in its own stream first; the board's subjects cross its leaf node
+// connection in neither direction. The aggregate stream has no subjects
+// of its own: messages enter it only by sourcing, which resumes from the
+// last sequence it holds after any outage, so every message arrives once.
+// (Add refuses an aggregate stream with subjects: should a board's core
+// publications ever reach the hub, such a stream would hold them twice.)
 //
 // Each board's subjects (<prefix>.<camera>.<kind>, as on a single board)
 // are transformed on the way in to fleet.<board>.<prefix>.<camera>.<kind>,
@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/physd/physd/config"
 )
 
 // Defaults of Options.
@@ -101,17 +103,7 @@ func New(js jetstream.JetStream, opts Options) *Hub {
 // A-Z a-z 0-9 _ - (physd's node.name and camera names have this form), so
 // that it is one subject token.
 func ValidName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
+	return config.ValidCameraName(s)
 }
 
 // withDefaults fills b's empty fields and checks them.
