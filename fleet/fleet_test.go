@@ -2,9 +2,13 @@ package fleet
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/physd/physd/alertsub"
 	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
 )
@@ -179,5 +184,81 @@ func TestBoardOfSource(t *testing.T) {
 	got, ok := boardOf(&src)
 	if !ok || got != b {
 		t.Errorf("boardOf(Source(%+v)) = %+v, %v", b, got, ok)
+	}
+}
+
+// recorder is an alertsub.Action that keeps what it was handed.
+type recorder struct {
+	mu  sync.Mutex
+	got []alertsub.Delivery
+}
+
+func (r *recorder) Run(_ context.Context, d alertsub.Delivery) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, d)
+	return nil
+}
+
+func (r *recorder) String() string { return "recorder" }
+
+func (r *recorder) deliveries() []alertsub.Delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// TestAlertsFromEveryBoard: `physd alerts` pointed at the hub's aggregate
+// stream (package alertsub, --stream PHYSD_FLEET, filters under fleet.*)
+// hands over each board's alert, two boards' alerts of a camera of the same
+// name and window both, each once.
+func TestAlertsFromEveryBoard(t *testing.T) {
+	hubJS, boards := hubAndBoards(t, "b1", "b2")
+	end := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	for b, js := range boards {
+		data, err := json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Node: b, Camera: "cam", Time: end, State: "raised", Reasons: []string{"drift"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := nats.NewMsg(daemon.Subject("physd", "cam", daemon.KindAlert))
+		msg.Data = data
+		msg.Header.Set(nats.MsgIdHdr, daemon.MsgID(b, "cam", daemon.KindAlert+"-raised", end.Add(-5*time.Second), end))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = js.PublishMsg(ctx, msg)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := New(hubJS, Options{}).Add(ctx, Board{Name: "b1"}, Board{Name: "b2"}); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	sub, err := alertsub.New(ctx, hubJS.Conn(), alertsub.Config{Stream: DefaultStream, Action: rec,
+		Filters: []string{Subject("*", "physd.*.alert"), Subject("*", "physd.*.*.alert")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sub.Run(rctx) }()
+	for len(rec.deliveries()) < 2 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // nothing more may come
+	stop()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, d := range rec.deliveries() {
+		subjects = append(subjects, d.Subject)
+	}
+	slices.Sort(subjects)
+	want := []string{Subject("b1", "physd.cam.alert"), Subject("b2", "physd.cam.alert")}
+	if !slices.Equal(subjects, want) {
+		t.Errorf("alerts handed over on %v, want %v, once each", subjects, want)
 	}
 }
