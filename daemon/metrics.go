@@ -72,7 +72,7 @@ var (
 	descEvict  = prometheus.NewDesc("physd_outbox_evicted_total", "Messages dropped because the outbox was full, by class (diagnostic first, essential = estimates and alerts last).", []string{"class"}, nil)
 	descAside  = prometheus.NewDesc("physd_outbox_set_aside_total", "Corrupt outbox records set aside at start.", nil, nil)
 	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
-	descStage  = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of the learning stage, by step: motion (the camera's own), train (the learner: warm training, fit, cold start), weigh (tracked objects, certificates, the choice).", []string{"camera", "stage"}, nil)
+	descStage  = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of a camera's pipeline, by stage: decode and preprocess (per frame: decoding; gray, crop, resize), motion (the camera's own), train (the learner's warm training and cold starts), fit (the learner's estimate fits), certify (certifying its estimates), weigh (tracked objects, certificates, the choice), publish (the diagnostic and estimate on NATS).", []string{"camera", "stage"}, nil)
 	descCold   = prometheus.NewDesc("physd_cold_starts_total", "Windows on which the learner ran a cold start (its first, and the fallback when the warm encoder's estimate was not certified).", camLabel, nil)
 	descHeld   = prometheus.NewDesc("physd_cold_starts_held_total", "Windows whose warm estimate was not certified and whose cold start was held back: the scene refused the last ones and its motion has not changed.", camLabel, nil)
 )

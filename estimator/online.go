@@ -70,6 +70,10 @@ type Outcome struct {
 	// including a rejected attempt.
 	TrainSteps int
 	TrainTime  time.Duration
+	// FitTime is the part of TrainTime spent in the warm encoder's
+	// estimate fits on the window's own frames (σ included); the rest is
+	// training, cold starts and the accept calls.
+	FitTime time.Duration
 	// RolledBack is set when warm training on this window was undone
 	// (it diverged or its estimate was not accepted); Diverged when its
 	// loss became NaN or infinite.
@@ -124,7 +128,9 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.TrainSteps += r.Steps
 			l.steps += int64(r.Steps)
 			p.Steps = 0
+			t0 := time.Now()
 			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
+			out.FitTime += time.Since(t0)
 		}
 		if err != nil && ctx.Err() != nil {
 			return nil, err

@@ -185,6 +185,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				r.pli()
 				continue
 			}
+			t0 := time.Now()
 			w, h, luma, pts, err := dec.decodeAt(s.Data, unwrap)
 			if err != nil {
 				needKey, st.gap = true, true
@@ -198,11 +199,13 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if !st.have {
 				firstPTS = pts
 			}
+			t1 := time.Now()
 			videoToFullRange(luma)
 			f, err := r.pre.ApplyGray(&image.Gray{Pix: luma, Stride: w, Rect: image.Rect(0, 0, w, h)})
 			if err != nil {
 				return fmt.Errorf("%s: %dx%d picture: %w", r.name, w, h, err)
 			}
+			f.Decode, f.Preprocess = t1.Sub(t0), time.Since(t1)
 			// The picture's own time: with reordering it is not the
 			// access unit's just sent.
 			st.stamp(&f, time.Duration(pts-firstPTS)*time.Second/90000)
