@@ -386,7 +386,7 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	est := c.all.Estimator
 	th := thresholds(c.all.Certify)
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
-		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed),
+		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed), Lazy: true,
 		Screen: func(r *estimator.Result) bool { return window.Covered(r, th) }})
 	if err != nil {
 		c.log.Error("camera learner", "err", err)
@@ -482,6 +482,9 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	if o.ColdHeld {
 		c.work.coldHeld.Add(1)
+	}
+	if o.FitOnly || o.TrainHeld {
+		c.work.untrained.Add(1)
 	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)

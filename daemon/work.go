@@ -47,10 +47,13 @@ func (s stage) String() string {
 // per stage (the per-frame stages on the source's goroutine, the others on
 // the learning stage's, which runs them in turn, so their sums add up to
 // its busy time; publish on the reporting stage's), the cold starts it ran
-// and those it held back.
+// and those it held back, and the windows it did not train on.
 type stageWork struct {
 	ns                   [nStages]atomic.Int64
 	coldStarts, coldHeld atomic.Int64
+	// untrained counts the windows estimated without warm training
+	// (estimator.LearnerOptions.Lazy).
+	untrained atomic.Int64
 }
 
 // add charges the time since t0 to stage s.
