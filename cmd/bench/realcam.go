@@ -61,6 +61,7 @@ type realRun struct {
 	stage      map[string]float64 // seconds per learning step over the measurement
 	coldStarts float64
 	coldHeld   float64
+	untrained  float64
 	frames     float64
 	g1, g0     []float64 // the certified estimates published meanwhile
 }
@@ -146,14 +147,14 @@ func printRealRun(scene string, r *realRun) {
 		}
 		parts = append(parts, fmt.Sprintf("%s %.1f %%", s, 100*r.stage[s]/wall/n))
 	}
-	cold, held := 0.0, 0.0
+	cold, held, untrained := 0.0, 0.0, 0.0
 	if r.windows > 0 {
-		cold, held = r.coldStarts/float64(r.windows), r.coldHeld/float64(r.windows)
+		cold, held, untrained = r.coldStarts/float64(r.windows), r.coldHeld/float64(r.windows), r.untrained/float64(r.windows)
 	}
 	// The learning stage's steps are wall time on its goroutine (its fits
 	// spread over the cores), so they say where its time goes, not CPU.
-	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); peak RSS %.1f MiB%s\n",
-		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, r.rssMiB, r.gammas())
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
+		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
 }
 
 // loadavg is /proc/loadavg's first three fields.
@@ -242,6 +243,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	}
 	r.coldStarts = m1.Sum("physd_cold_starts_total") - m0.Sum("physd_cold_starts_total")
 	r.coldHeld = m1.Sum("physd_cold_starts_held_total") - m0.Sum("physd_cold_starts_held_total")
+	r.untrained = m1.Sum("physd_windows_untrained_total") - m0.Sum("physd_windows_untrained_total")
 	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if profile != "" {
