@@ -387,7 +387,7 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	th := thresholds(c.all.Certify)
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
 		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed), Lazy: true,
-		Screen: func(r *estimator.Result) bool { return window.Covered(r, th) }})
+		Screen: func(r *estimator.Result) bool { return window.Screen(r, th, nil) }})
 	if err != nil {
 		c.log.Error("camera learner", "err", err)
 		return
