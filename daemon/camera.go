@@ -259,6 +259,8 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 				backoff = firstBackoff
 			}
 			c.frames.Add(1)
+			c.work.addDuration(stageDecode, f.Decode)
+			c.work.addDuration(stagePreprocess, f.Preprocess)
 			c.dash.setFrame(f)
 			return send(sourceItem{frame: f})
 		})
@@ -386,8 +388,8 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	est := c.all.Estimator
 	th := thresholds(c.all.Certify)
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
-		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed),
-		Screen: func(r *estimator.Result) bool { return window.Covered(r, th) }})
+		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed), Lazy: true,
+		Screen: func(r *estimator.Result) bool { return window.Screen(r, th, nil) }})
 	if err != nil {
 		c.log.Error("camera learner", "err", err)
 		return
@@ -440,10 +442,13 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	// The learner certifies each estimate it considers; each is judged
 	// once, and the one it returns is usually the last of them.
 	judged := map[*estimator.Result]window.Verdict{}
+	var certifyTime time.Duration
 	certify := func(r *estimator.Result) window.Verdict {
 		v, ok := judged[r]
 		if !ok {
+			t0 := time.Now()
 			v = window.CertifyCamera(r, th, track)
+			certifyTime += time.Since(t0)
 			judged[r] = v
 		}
 		return v
@@ -459,7 +464,15 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 		o, err = learner.Window(ctx, j.clips, func(r *estimator.Result) bool { return certify(r).Certified })
 	}
 	c.dash.setTraining(false)
-	c.work.add(stageTrain, t0)
+	// The learner's time is split: its estimate fits, the certificates
+	// judged meanwhile, and the rest (training).
+	spent := time.Since(t0)
+	if err == nil {
+		c.work.addDuration(stageFit, o.FitTime)
+		spent -= o.FitTime
+	}
+	c.work.addDuration(stageCertify, certifyTime)
+	c.work.addDuration(stageTrain, max(spent-certifyTime, 0))
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
@@ -471,6 +484,9 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	if o.ColdHeld {
 		c.work.coldHeld.Add(1)
+	}
+	if o.FitOnly || o.TrainHeld {
+		c.work.untrained.Add(1)
 	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
@@ -494,6 +510,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 func (c *camera) report(ctx context.Context, in <-chan outcome) {
 	for o := range in {
 		j := o.job
+		t0 := time.Now()
 		switch {
 		case o.skipped:
 			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
@@ -512,6 +529,7 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 				c.publishEstimate(ctx, j, o.res, o.info, v)
 			}
 		}
+		c.work.add(stagePublish, t0)
 	}
 }
 
