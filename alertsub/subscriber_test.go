@@ -308,7 +308,7 @@ func TestDriftingCamerasAlertsReachCommandOnce(t *testing.T) {
 func publishAlert(t *testing.T, js jetstream.JetStream, camera, state string, n int) string {
 	t.Helper()
 	end := time.Date(2026, 1, 1, 0, 0, n, 0, time.UTC)
-	id := daemon.MsgID(camera, daemon.KindAlert+"-"+state, end.Add(-5*time.Second), end)
+	id := daemon.MsgID("", camera, daemon.KindAlert+"-"+state, end.Add(-5*time.Second), end)
 	data, _ := json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Camera: camera, Time: end, State: state, Reasons: []string{"test"}})
 	msg := nats.NewMsg(daemon.Subject("physd", camera, daemon.KindAlert))
 	msg.Data = data

@@ -17,6 +17,8 @@ type Config struct {
 	// StateDir is where physd keeps its state (encoder checkpoints,
 	// baselines). Empty selects the default; see StateDir.
 	StateDir string `yaml:"state_dir"`
+	// Node names this physd among the boards of a fleet.
+	Node Node `yaml:"node"`
 	// Log configures the daemon's log.
 	Log Log `yaml:"log"`
 	// HTTP configures the status and metrics endpoint.
@@ -39,6 +41,48 @@ type Config struct {
 	// Cameras are the watched objects. Default has one, a synthetic
 	// underdamped pendulum; an explicit empty list means no cameras.
 	Cameras []Camera `yaml:"cameras"`
+}
+
+// Node names one physd (one board) in a fleet of boards that share a hub.
+type Node struct {
+	// Name is the board's name: it goes into every message's "node"
+	// field and Nats-Msg-Id, and names the embedded server and its
+	// JetStream domain, so it must be unique in a fleet. Same form as a
+	// camera name. Empty means the host name (see EffectiveName).
+	Name string `yaml:"name"`
+}
+
+// EffectiveName returns Name, or when it is empty the host name made into
+// a valid node name: its first label, with every character outside
+// A-Z a-z 0-9 _ - replaced by '-', at most MaxCameraNameLen long; "physd"
+// if there is no usable host name.
+func (n Node) EffectiveName() string {
+	if n.Name != "" {
+		return n.Name
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return "physd"
+	}
+	return hostNodeName(host)
+}
+
+// hostNodeName turns a host name into a node name (see EffectiveName).
+func hostNodeName(host string) string {
+	host, _, _ = strings.Cut(host, ".")
+	b := []byte(host)
+	for i, c := range b {
+		if !ValidCameraName(string(c)) {
+			b[i] = '-'
+		}
+	}
+	if len(b) > MaxCameraNameLen {
+		b = b[:MaxCameraNameLen]
+	}
+	if len(b) == 0 {
+		return "physd"
+	}
+	return string(b)
 }
 
 // Log levels accepted in Log.Level.
@@ -163,6 +207,35 @@ type Embedded struct {
 	Listen string `yaml:"listen"`
 	// JetStream enables JetStream in the embedded server.
 	JetStream bool `yaml:"jetstream"`
+	// Domain is the embedded server's JetStream domain: a hub reaches
+	// this board's stream through $JS.<Domain>.API across the leaf node
+	// connection. Empty means the node name (Node.EffectiveName).
+	Domain string `yaml:"domain"`
+	// LeafNodes connects the embedded server to a hub as a leaf node.
+	LeafNodes LeafNodes `yaml:"leafnodes"`
+}
+
+// LeafNodes is the embedded server's leaf node connection to a hub: the
+// board keeps serving its own clients and JetStream when the hub is away,
+// and the hub sources the board's stream when it is there.
+type LeafNodes struct {
+	// URLs are the hub's leaf node listeners (nats-leaf://, tls:// or
+	// nats:// URLs, or host:port), tried in turn: list every hub node so
+	// that the board moves to another when one is gone. Empty: no hub.
+	URLs []string `yaml:"urls"`
+	// TLS configures TLS to the hub.
+	TLS TLS `yaml:"tls"`
+	// CredentialsFile is the path of a .creds file (user JWT and nkey
+	// seed) the board presents to the hub.
+	CredentialsFile string `yaml:"credentials_file"`
+}
+
+// EffectiveDomain returns Domain, or node when it is empty.
+func (e Embedded) EffectiveDomain(node string) string {
+	if e.Domain != "" {
+		return e.Domain
+	}
+	return node
 }
 
 // TLS holds the file names for TLS to NATS. All empty means the system's
@@ -657,7 +730,7 @@ func Default() *Config {
 		WebRTC:   WebRTC{Interfaces: []string{}, Addresses: []string{}},
 		NATS: NATS{
 			URLs:          []string{},
-			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true},
+			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true, LeafNodes: LeafNodes{URLs: []string{}}},
 			SubjectPrefix: "physd",
 			JetStream:     JetStream{Enabled: true, Stream: "PHYSD_ESTIMATES", MaxAge: 720 * time.Hour},
 			Heartbeat:     10 * time.Second,

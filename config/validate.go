@@ -156,6 +156,9 @@ func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) 
 		}
 	}
 	v.rateLimit(c.HTTP)
+	if c.Node.Name != "" && !ValidCameraName(c.Node.Name) {
+		v.errorf("node.name", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it names the board in message ids and its JetStream domain)", c.Node.Name, MaxCameraNameLen)
+	}
 	v.nats(c.NATS)
 	v.windows(c.Windows)
 	v.events(c.Events)
@@ -223,6 +226,7 @@ func (v *validator) nats(n NATS) {
 		v.natsURL(fmt.Sprintf("nats.urls[%d]", i), u)
 	}
 	v.hostPort("nats.embedded.listen", n.Embedded.Listen)
+	v.leafNodes(n)
 	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
 		p := "nats.tls.cert_file"
 		if n.TLS.CertFile != "" {
@@ -254,6 +258,60 @@ func (v *validator) nats(n NATS) {
 	v.nonNegative("nats.jetstream.max_age", n.JetStream.MaxAge)
 	v.positive("nats.heartbeat", n.Heartbeat)
 	v.positive("nats.reconnect_wait", n.ReconnectWait)
+}
+
+// leafNodes checks nats.embedded.domain and nats.embedded.leafnodes.
+func (v *validator) leafNodes(n NATS) {
+	e := n.Embedded
+	if e.Domain != "" && !ValidCameraName(e.Domain) {
+		v.errorf("nats.embedded.domain", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (a JetStream domain is a subject token)", e.Domain, MaxCameraNameLen)
+	}
+	l := e.LeafNodes
+	for i, u := range l.URLs {
+		v.leafURL(fmt.Sprintf("nats.embedded.leafnodes.urls[%d]", i), u)
+	}
+	if (l.TLS.CertFile == "") != (l.TLS.KeyFile == "") {
+		p := "nats.embedded.leafnodes.tls.cert_file"
+		if l.TLS.CertFile != "" {
+			p = "nats.embedded.leafnodes.tls.key_file"
+		}
+		v.errorf(p, "cert_file and key_file must be set together")
+	}
+	if len(l.URLs) == 0 && (l.CredentialsFile != "" || l.TLS != TLS{}) {
+		v.errorf("nats.embedded.leafnodes.urls", "is empty, but leafnodes.tls or leafnodes.credentials_file is set: list the hub's leaf node URLs")
+	}
+	if len(l.URLs) > 0 && len(n.URLs) > 0 {
+		v.errorf("nats.embedded.leafnodes.urls", "is set, but nats.urls is too: the embedded server (and its leaf node connection) runs only when nats.urls is empty")
+	}
+	if len(l.URLs) > 0 && !e.JetStream {
+		v.errorf("nats.embedded.leafnodes.urls", "is set, but nats.embedded.jetstream is false: a board keeps its estimates in its own JetStream while the hub is away")
+	}
+}
+
+// leafURL checks a hub leaf node URL without echoing it (it may hold a
+// password).
+func (v *validator) leafURL(path, s string) {
+	const want = "want a nats-leaf://, tls:// or nats:// URL, or host:port"
+	if !strings.Contains(s, "://") {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			v.errorf(path, "%s", want)
+		}
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		v.errorf(path, "%s (the URL does not parse)", want)
+		return
+	}
+	switch u.Scheme {
+	case "nats-leaf", "tls", "nats":
+	default:
+		v.errorf(path, "has scheme %q, %s", u.Scheme, want)
+		return
+	}
+	if u.Host == "" {
+		v.errorf(path, "has no host, %s", want)
+	}
 }
 
 // natsURL checks a server URL without echoing it (it may hold a password).

@@ -2,11 +2,14 @@ package daemon
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,8 +30,13 @@ import (
 // one client connection with unlimited reconnects, and the JetStream
 // stream for estimates and alerts.
 type bus struct {
-	log      *slog.Logger
-	prefix   string
+	log    *slog.Logger
+	prefix string
+	// node is the board's name (config.Node.EffectiveName): in every
+	// message's "node" field and Nats-Msg-Id, so that a hub's aggregate
+	// stream, which deduplicates on the id, never confuses two boards'
+	// cameras of the same name.
+	node     string
 	embedded *server.Server
 	nc       *nats.Conn
 	js       jetstream.JetStream // nil when JetStream is disabled
@@ -44,9 +52,9 @@ type bus struct {
 }
 
 // startBus starts the embedded server if no URLs are configured, connects,
-// and creates or verifies the JetStream stream.
-func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.Logger) (*bus, error) {
-	b := &bus{log: log, prefix: cfg.SubjectPrefix, kick: make(chan struct{}, 1), stop: make(chan struct{}), drained: make(chan struct{})}
+// and creates or verifies the JetStream stream. node is the board's name.
+func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *slog.Logger) (*bus, error) {
+	b := &bus{log: log, prefix: cfg.SubjectPrefix, node: node, kick: make(chan struct{}, 1), stop: make(chan struct{}), drained: make(chan struct{})}
 	ob, err := outbox.Open(filepath.Join(stateDir, "outbox"), outbox.Options{Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("nats: outbox: %w", err)
@@ -57,7 +65,7 @@ func startBus(ctx context.Context, cfg config.NATS, stateDir string, log *slog.L
 	}
 	urls := cfg.URLs
 	if len(urls) == 0 {
-		ns, err := startEmbedded(cfg.Embedded, stateDir, log)
+		ns, err := startEmbedded(cfg.Embedded, node, cfg.SubjectPrefix, stateDir, log)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +140,11 @@ func joinURLs(urls []string) string {
 	return s
 }
 
-func startEmbedded(cfg config.Embedded, stateDir string, log *slog.Logger) (*server.Server, error) {
+// startEmbedded starts the embedded nats-server, named after the node (a
+// hub cluster refuses two servers of the same name), in the node's
+// JetStream domain, and joined to a hub as a leaf node when
+// cfg.LeafNodes lists the hub's URLs; prefix is the subject prefix.
+func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, log *slog.Logger) (*server.Server, error) {
 	host, portStr, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded listen %q: %w", cfg.Listen, err)
@@ -145,7 +157,7 @@ func startEmbedded(cfg config.Embedded, stateDir string, log *slog.Logger) (*ser
 		port = server.RANDOM_PORT
 	}
 	opts := &server.Options{
-		ServerName: "physd",
+		ServerName: node,
 		Host:       host,
 		Port:       port,
 		NoSigs:     true,
@@ -157,9 +169,22 @@ func startEmbedded(cfg config.Embedded, stateDir string, log *slog.Logger) (*ser
 		JetStreamMaxMemory: 64 << 20,
 	}
 	if cfg.JetStream {
+		// The domain keeps the board's JetStream its own behind a hub
+		// with JetStream: clients here use $JS.API, the hub reaches it as
+		// $JS.<domain>.API.
+		opts.JetStreamDomain = cfg.EffectiveDomain(node)
 		if err := os.MkdirAll(opts.StoreDir, 0o750); err != nil {
 			return nil, fmt.Errorf("nats: embedded store: %w", err)
 		}
+	}
+	if len(cfg.LeafNodes.URLs) > 0 {
+		remote, err := leafRemote(cfg.LeafNodes, prefix)
+		if err != nil {
+			return nil, err
+		}
+		opts.LeafNode.Remotes = []*server.RemoteLeafOpts{remote}
+		// The hub may be away for long: keep trying, every few seconds.
+		opts.LeafNode.ReconnectInterval = 2 * time.Second
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -170,8 +195,66 @@ func startEmbedded(cfg config.Embedded, stateDir string, log *slog.Logger) (*ser
 		ns.Shutdown()
 		return nil, fmt.Errorf("nats: embedded server on %s did not start (port in use?)", cfg.Listen)
 	}
-	log.Info("embedded nats-server started", "url", ns.ClientURL(), "jetstream", cfg.JetStream, "store", opts.StoreDir)
+	log.Info("embedded nats-server started", "url", ns.ClientURL(), "name", opts.ServerName, "jetstream", cfg.JetStream,
+		"domain", opts.JetStreamDomain, "store", opts.StoreDir, "leafnode_urls", len(cfg.LeafNodes.URLs))
 	return ns, nil
+}
+
+// leafRemote is the embedded server's leaf node connection to the hub: every
+// hub URL (the server moves to the next when one fails; the hub cluster
+// also gossips its other nodes' URLs), TLS when a URL says tls:// or files
+// are given, and the credentials file.
+//
+// The board's subjects (<prefix>.>) cross the leaf node connection in
+// neither direction: the hub gets the board's messages only by sourcing
+// its stream (across the domain's API, on the sourcing consumer's own
+// subjects), which copies each once. Other boards' messages coming in
+// would be stored by this board's stream, whose subjects are every
+// camera's; this board's going out could be stored a second time by a
+// hub stream that captures <prefix>.>. (nats-server 2.15 applies a
+// remote's deny_imports to what the leaf sends as well; the explicit
+// deny_exports says so whatever the version.)
+func leafRemote(l config.LeafNodes, prefix string) (*server.RemoteLeafOpts, error) {
+	r := &server.RemoteLeafOpts{Credentials: l.CredentialsFile, DenyImports: []string{prefix + ".>"}, DenyExports: []string{prefix + ".>"}}
+	for i, s := range l.URLs {
+		if !strings.Contains(s, "://") {
+			s = "nats-leaf://" + s
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			// Not quoted: the URL may hold a password.
+			return nil, fmt.Errorf("nats: embedded.leafnodes.urls[%d]: does not parse", i)
+		}
+		if u.Scheme == "tls" {
+			r.TLS = true
+		}
+		r.URLs = append(r.URLs, u)
+	}
+	if l.TLS != (config.TLS{}) {
+		r.TLS = true
+	}
+	if r.TLS {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if l.TLS.CAFile != "" {
+			pem, err := os.ReadFile(l.TLS.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("nats: embedded.leafnodes.tls.ca_file: %w", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			if !tc.RootCAs.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("nats: embedded.leafnodes.tls.ca_file %s: no PEM certificate", l.TLS.CAFile)
+			}
+		}
+		if l.TLS.CertFile != "" {
+			cert, err := tls.LoadX509KeyPair(l.TLS.CertFile, l.TLS.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("nats: embedded.leafnodes.tls.cert_file: %w", err)
+			}
+			tc.Certificates = []tls.Certificate{cert}
+		}
+		r.TLSConfig = tc
+	}
+	return r, nil
 }
 
 // clientOptions builds the connection's options; reconnected is called

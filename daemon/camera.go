@@ -48,11 +48,13 @@ type publisher interface {
 // framing, learning and certification, reporting. Its goroutines stop
 // with its context.
 type camera struct {
-	cfg    config.Camera
-	all    *config.Config
-	src    stream.Source
-	log    *slog.Logger
-	bus    publisher
+	cfg config.Camera
+	all *config.Config
+	src stream.Source
+	log *slog.Logger
+	bus publisher
+	// node is the board's name, for messages and their ids (bus.node).
+	node   string
 	dir    string // state directory for this camera
 	onEst  func(Estimate)
 	preset estimator.Preset
@@ -257,6 +259,8 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 				backoff = firstBackoff
 			}
 			c.frames.Add(1)
+			c.work.addDuration(stageDecode, f.Decode)
+			c.work.addDuration(stagePreprocess, f.Preprocess)
 			c.dash.setFrame(f)
 			return send(sourceItem{frame: f})
 		})
@@ -384,8 +388,8 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	est := c.all.Estimator
 	th := thresholds(c.all.Certify)
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
-		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed),
-		Screen: func(r *estimator.Result) bool { return window.Covered(r, th) }})
+		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed), Lazy: true,
+		Screen: func(r *estimator.Result) bool { return window.Screen(r, th, nil) }})
 	if err != nil {
 		c.log.Error("camera learner", "err", err)
 		return
@@ -438,10 +442,13 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	// The learner certifies each estimate it considers; each is judged
 	// once, and the one it returns is usually the last of them.
 	judged := map[*estimator.Result]window.Verdict{}
+	var certifyTime time.Duration
 	certify := func(r *estimator.Result) window.Verdict {
 		v, ok := judged[r]
 		if !ok {
+			t0 := time.Now()
 			v = window.CertifyCamera(r, th, track)
+			certifyTime += time.Since(t0)
 			judged[r] = v
 		}
 		return v
@@ -457,7 +464,15 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 		o, err = learner.Window(ctx, j.clips, func(r *estimator.Result) bool { return certify(r).Certified })
 	}
 	c.dash.setTraining(false)
-	c.work.add(stageTrain, t0)
+	// The learner's time is split: its estimate fits, the certificates
+	// judged meanwhile, and the rest (training).
+	spent := time.Since(t0)
+	if err == nil {
+		c.work.addDuration(stageFit, o.FitTime)
+		spent -= o.FitTime
+	}
+	c.work.addDuration(stageCertify, certifyTime)
+	c.work.addDuration(stageTrain, max(spent-certifyTime, 0))
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
@@ -469,6 +484,9 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	if o.ColdHeld {
 		c.work.coldHeld.Add(1)
+	}
+	if o.FitOnly || o.TrainHeld {
+		c.work.untrained.Add(1)
 	}
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
@@ -492,6 +510,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 func (c *camera) report(ctx context.Context, in <-chan outcome) {
 	for o := range in {
 		j := o.job
+		t0 := time.Now()
 		switch {
 		case o.skipped:
 			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
@@ -510,6 +529,7 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 				c.publishEstimate(ctx, j, o.res, o.info, v)
 			}
 		}
+		c.work.add(stagePublish, t0)
 	}
 }
 
@@ -558,7 +578,7 @@ func thresholds(c config.Certify) window.Thresholds {
 func ptr(v float64) *float64 { return &v }
 
 func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
-	d := Diagnostic{Schema: SchemaDiagnostic, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	d := Diagnostic{Schema: SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
 		Reasons: reasons, Encoder: info}
 	if j.single && verdict == string(window.Certified) {
@@ -579,7 +599,7 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	c.diag = &d
 	c.mu.Unlock()
 	c.recordWindow(&d, r, info)
-	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.node, c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
@@ -594,11 +614,11 @@ func finitePtr(v float64) *float64 {
 
 func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := Estimate{Schema: SchemaEstimate, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := Estimate{Schema: SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
-	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.key(), KindEstimate, j.start, j.end), e); err != nil {
+	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.node, c.key(), KindEstimate, j.start, j.end), e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	end := e.WindowEnd
@@ -626,10 +646,10 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
 	if a != nil {
-		a.Zone = c.zone
+		a.Zone, a.Node = c.zone, c.node
 		c.dash.setAlerting(a.State == "raised")
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
-		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.node, c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
@@ -668,7 +688,7 @@ func (c *camera) status() Status {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Status{Schema: SchemaStatus, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
 		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}

@@ -103,7 +103,7 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	if err := os.MkdirAll(d.opt.StateDir, 0o750); err != nil {
 		return fmt.Errorf("daemon: state directory: %w", err)
 	}
-	b, err := startBus(ctx, d.cfg.NATS, d.opt.StateDir, d.log)
+	b, err := startBus(ctx, d.cfg.NATS, d.cfg.Node.EffectiveName(), d.opt.StateDir, d.log)
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
@@ -233,7 +233,7 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if err != nil {
 		return err
 	}
-	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(),
+	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, node: d.bus.node, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(),
 		trainTime: d.metrics.training.WithLabelValues(cc.Name),
 		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
 		dash: newCamDash(d.dash, thumb, cfg)}

@@ -39,6 +39,9 @@ func Subject(prefix, camera, kind string) string {
 // physd.<camera>.estimate. Only certified windows are published here.
 type Estimate struct {
 	Schema string `json:"schema"`
+	// Node is the board that published the message (node.name), so that
+	// a subscriber of a hub knows it; absent when unnamed.
+	Node   string `json:"node,omitempty"`
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
@@ -83,6 +86,9 @@ type EncoderInfo struct {
 // physd.<camera>.diag, with the reasons in words.
 type Diagnostic struct {
 	Schema string `json:"schema"`
+	// Node is the board that published the message (node.name), so that
+	// a subscriber of a hub knows it; absent when unnamed.
+	Node   string `json:"node,omitempty"`
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
@@ -108,6 +114,9 @@ type Diagnostic struct {
 // Status is a camera's heartbeat on physd.<camera>.status.
 type Status struct {
 	Schema string `json:"schema"`
+	// Node is the board that published the message (node.name), so that
+	// a subscriber of a hub knows it; absent when unnamed.
+	Node   string `json:"node,omitempty"`
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
@@ -147,6 +156,9 @@ type Baseline struct {
 // "raised"), or came back (State "cleared").
 type Alert struct {
 	Schema string `json:"schema"`
+	// Node is the board that published the message (node.name), so that
+	// a subscriber of a hub knows it; absent when unnamed.
+	Node   string `json:"node,omitempty"`
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
@@ -164,8 +176,15 @@ type Alert struct {
 
 // MsgID is the Nats-Msg-Id of a message about one window: the same
 // window always gets the same id, so JetStream drops a re-publication.
-func MsgID(camera, kind string, start, end time.Time) string {
-	return fmt.Sprintf("%s.%s.%d.%d", camera, kind, start.UnixNano(), end.UnixNano())
+// The node (the board's name) comes first, so that ids stay unique in a
+// hub's aggregate stream, where every board's messages meet and two
+// boards may have a camera of the same name; an empty node leaves it out
+// (<camera>.<kind>.<start ns>.<end ns>, physd's ids before fleets).
+func MsgID(node, camera, kind string, start, end time.Time) string {
+	if node == "" {
+		return fmt.Sprintf("%s.%s.%d.%d", camera, kind, start.UnixNano(), end.UnixNano())
+	}
+	return fmt.Sprintf("%s.%s.%s.%d.%d", node, camera, kind, start.UnixNano(), end.UnixNano())
 }
 
 // DecodeEstimate parses an estimate message and checks it against its

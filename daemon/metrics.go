@@ -53,28 +53,29 @@ func (m *metrics) handler() http.Handler {
 }
 
 var (
-	camLabel   = []string{"camera"}
-	descFrames = prometheus.NewDesc("physd_frames_received_total", "Frames received from the camera's source.", camLabel, nil)
-	descDrop   = prometheus.NewDesc("physd_frames_dropped_total", "Frames dropped (late, duplicate or outside the window grid).", camLabel, nil)
-	descBreaks = prometheus.NewDesc("physd_stream_breaks_total", "Gaps in the frame sequence (lost or undecodable frames) that broke a window.", camLabel, nil)
-	descDecode = prometheus.NewDesc("physd_decode_errors_total", "Received frames the decoder rejected (WebRTC cameras; OpenCV's FFmpeg reader conceals corrupt frames and reports none).", camLabel, nil)
-	descReconn = prometheus.NewDesc("physd_reconnects_total", "Times the camera's source was reopened.", camLabel, nil)
-	descSkip   = prometheus.NewDesc("physd_windows_skipped_total", "Windows replaced by a newer one before estimation started.", camLabel, nil)
-	descWin    = prometheus.NewDesc("physd_windows_total", "Windows estimated, by verdict.", []string{"camera", "verdict"}, nil)
-	descState  = prometheus.NewDesc("physd_camera_state", "1 for the camera's current state.", []string{"camera", "state"}, nil)
-	descG0     = prometheus.NewDesc("physd_gamma0", "γ0 of the latest certified estimate (1/s²).", camLabel, nil)
-	descG1     = prometheus.NewDesc("physd_gamma1", "γ1 of the latest certified estimate (1/s).", camLabel, nil)
-	descFn     = prometheus.NewDesc("physd_natural_frequency_hz", "f_n = √γ0/2π of the latest certified estimate.", camLabel, nil)
-	descZeta   = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
-	descPubErr = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
-	descBuf    = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
-	descOutbox = prometheus.NewDesc("physd_outbox_messages", "Messages waiting in the on-disk outbox for NATS.", nil, nil)
-	descEvict  = prometheus.NewDesc("physd_outbox_evicted_total", "Messages dropped because the outbox was full, by class (diagnostic first, essential = estimates and alerts last).", []string{"class"}, nil)
-	descAside  = prometheus.NewDesc("physd_outbox_set_aside_total", "Corrupt outbox records set aside at start.", nil, nil)
-	descConn   = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
-	descStage  = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of the learning stage, by step: motion (the camera's own), train (the learner: warm training, fit, cold start), weigh (tracked objects, certificates, the choice).", []string{"camera", "stage"}, nil)
-	descCold   = prometheus.NewDesc("physd_cold_starts_total", "Windows on which the learner ran a cold start (its first, and the fallback when the warm encoder's estimate was not certified).", camLabel, nil)
-	descHeld   = prometheus.NewDesc("physd_cold_starts_held_total", "Windows whose warm estimate was not certified and whose cold start was held back: the scene refused the last ones and its motion has not changed.", camLabel, nil)
+	camLabel      = []string{"camera"}
+	descFrames    = prometheus.NewDesc("physd_frames_received_total", "Frames received from the camera's source.", camLabel, nil)
+	descDrop      = prometheus.NewDesc("physd_frames_dropped_total", "Frames dropped (late, duplicate or outside the window grid).", camLabel, nil)
+	descBreaks    = prometheus.NewDesc("physd_stream_breaks_total", "Gaps in the frame sequence (lost or undecodable frames) that broke a window.", camLabel, nil)
+	descDecode    = prometheus.NewDesc("physd_decode_errors_total", "Received frames the decoder rejected (WebRTC cameras; OpenCV's FFmpeg reader conceals corrupt frames and reports none).", camLabel, nil)
+	descReconn    = prometheus.NewDesc("physd_reconnects_total", "Times the camera's source was reopened.", camLabel, nil)
+	descSkip      = prometheus.NewDesc("physd_windows_skipped_total", "Windows replaced by a newer one before estimation started.", camLabel, nil)
+	descWin       = prometheus.NewDesc("physd_windows_total", "Windows estimated, by verdict.", []string{"camera", "verdict"}, nil)
+	descState     = prometheus.NewDesc("physd_camera_state", "1 for the camera's current state.", []string{"camera", "state"}, nil)
+	descG0        = prometheus.NewDesc("physd_gamma0", "γ0 of the latest certified estimate (1/s²).", camLabel, nil)
+	descG1        = prometheus.NewDesc("physd_gamma1", "γ1 of the latest certified estimate (1/s).", camLabel, nil)
+	descFn        = prometheus.NewDesc("physd_natural_frequency_hz", "f_n = √γ0/2π of the latest certified estimate.", camLabel, nil)
+	descZeta      = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
+	descPubErr    = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
+	descBuf       = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
+	descOutbox    = prometheus.NewDesc("physd_outbox_messages", "Messages waiting in the on-disk outbox for NATS.", nil, nil)
+	descEvict     = prometheus.NewDesc("physd_outbox_evicted_total", "Messages dropped because the outbox was full, by class (diagnostic first, essential = estimates and alerts last).", []string{"class"}, nil)
+	descAside     = prometheus.NewDesc("physd_outbox_set_aside_total", "Corrupt outbox records set aside at start.", nil, nil)
+	descConn      = prometheus.NewDesc("physd_nats_connected", "1 when the NATS connection is up.", nil, nil)
+	descStage     = prometheus.NewDesc("physd_stage_seconds_total", "Wall time of a camera's pipeline, by stage: decode and preprocess (per frame: decoding; gray, crop, resize), motion (the camera's own), train (the learner's warm training and cold starts), fit (the learner's estimate fits), certify (certifying its estimates), weigh (tracked objects, certificates, the choice), publish (the diagnostic and estimate on NATS).", []string{"camera", "stage"}, nil)
+	descCold      = prometheus.NewDesc("physd_cold_starts_total", "Windows on which the learner ran a cold start (its first, and the fallback when the warm encoder's estimate was not certified).", camLabel, nil)
+	descUntrained = prometheus.NewDesc("physd_windows_untrained_total", "Windows estimated with the warm encoder as it stood, without training on them: it was certifying (it still trains every few windows and whenever refused), or the scene keeps refusing it and its training is held back like the cold starts.", camLabel, nil)
+	descHeld      = prometheus.NewDesc("physd_cold_starts_held_total", "Windows whose warm estimate was not certified and whose cold start was held back: the scene refused the last ones and its motion has not changed.", camLabel, nil)
 )
 
 // decodeCounter is a source that counts the frames its decoder rejected.
@@ -86,7 +87,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld} {
+		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
 		ch <- d
 	}
 }
@@ -127,6 +128,7 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counter(descCold, float64(cam.work.coldStarts.Load()), name)
 		counter(descHeld, float64(cam.work.coldHeld.Load()), name)
+		counter(descUntrained, float64(cam.work.untrained.Load()), name)
 		cam.mu.Lock()
 		e := cam.est
 		cam.mu.Unlock()

@@ -109,7 +109,7 @@ func TestNATSOutageLosesNoEstimate(t *testing.T) {
 		dups += n - 1
 	}
 	for i, e := range produced {
-		id := MsgID(e.Camera, KindEstimate, e.WindowStart, e.WindowEnd)
+		id := MsgID(e.Node, e.Camera, KindEstimate, e.WindowStart, e.WindowEnd)
 		if seen[id] == 0 {
 			lost++
 			t.Errorf("estimate %d (%s) never reached JetStream", i, id)

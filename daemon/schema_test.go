@@ -22,10 +22,10 @@ func TestMessagesMatchSchemas(t *testing.T) {
 	info := EncoderInfo{Version: 1}
 	g := 4.0
 	msgs := map[string]any{
-		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped"},
-		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info},
-		"status.v1.json":     Status{Schema: SchemaStatus, Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
-		"alert.v1.json":      Alert{Schema: SchemaAlert, Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
+		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped"},
+		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info},
+		"status.v1.json":     Status{Schema: SchemaStatus, Node: "b1", Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
+		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
 	}
 	for file, m := range msgs {
 		b, err := json.Marshal(m)

@@ -129,7 +129,7 @@ func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 		return fmt.Errorf("zone %s: %w", z.Name, err)
 	}
 	key := c.cfg.Name + "." + z.Name
-	l := &camera{cfg: zc, all: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus,
+	l := &camera{cfg: zc, all: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus, node: d.bus.node,
 		preset: p, onEst: d.opt.OnEstimate, trainTime: d.metrics.training.WithLabelValues(key),
 		dir:  zoneDir(d.opt.StateDir, c.cfg.Name, z.Name),
 		zone: z.Name, cut: &pre, up: c, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, c.dash.thumbnailer(), cfg)}

@@ -28,6 +28,12 @@ type LearnerOptions struct {
 	// Screen, when set, is each window estimate's Options.Screen: σ is
 	// measured only for estimates it passes.
 	Screen func(*Result) bool
+	// Lazy trains the warm encoder only when it helps (see warmPolicy):
+	// a settled encoder is fitted as it stands and trained every few
+	// windows or when refused; on a scene that keeps refusing it,
+	// training is held back like the cold starts. Without it every
+	// window is trained.
+	Lazy bool
 }
 
 // Learner keeps one camera's encoder from window to window: each window
@@ -42,7 +48,8 @@ type LearnerOptions struct {
 // they are held back: after two refused in a row, 1, 2, 4 and then at
 // most 8 windows pass between tries, until a window is certified or its
 // motion energy (mean per-pixel temporal variance) moves by more than 2×
-// from the last refused one's.
+// from the last refused one's. With LearnerOptions.Lazy the warm training
+// itself is spared when it cannot help (warmPolicy).
 type Learner struct {
 	opt     LearnerOptions
 	enc     network
@@ -55,6 +62,8 @@ type Learner struct {
 	gamma *[2]float64
 	// cold holds back cold starts on a scene that keeps refusing them.
 	cold coldBackoff
+	// warm decides when warm training can wait (LearnerOptions.Lazy).
+	warm warmPolicy
 }
 
 // Outcome is one window's estimate and what training it took.
@@ -66,10 +75,19 @@ type Outcome struct {
 	// refused and the cold start held back (the scene refused the last
 	// ones and has not changed; see the learner's doc).
 	Cold, ColdTried, ColdHeld bool
+	// FitOnly is set when the estimate came from the warm encoder as it
+	// stood, without training on this window; TrainHeld when the window
+	// was not trained because the scene keeps refusing the warm encoder
+	// (LearnerOptions.Lazy).
+	FitOnly, TrainHeld bool
 	// TrainSteps and TrainTime are the training spent on this window,
 	// including a rejected attempt.
 	TrainSteps int
 	TrainTime  time.Duration
+	// FitTime is the part of TrainTime spent in the warm encoder's
+	// estimate fits on the window's own frames (σ included); the rest is
+	// training, cold starts and the accept calls.
+	FitTime time.Duration
 	// RolledBack is set when warm training on this window was undone
 	// (it diverged or its estimate was not accepted); Diverged when its
 	// loss became NaN or infinite.
@@ -112,7 +130,39 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		l.enc = nil // the frame size changed: the encoder no longer applies
 		l.replay = nil
 	}
-	if l.enc != nil {
+	energy := motionEnergy(clips)
+	trained := true
+	if l.enc != nil && l.opt.Lazy {
+		if try, held := l.warm.fitOnly(energy); try {
+			// The encoder as it stands: accepted, the window needs no
+			// training; refused, it is trained as usual unless the
+			// scene's back-off holds the training too.
+			p := l.opt.Preset
+			p.Steps = 0
+			t0 := time.Now()
+			r, err := Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
+			out.FitTime += time.Since(t0)
+			if err != nil && ctx.Err() != nil {
+				return nil, err
+			}
+			if err == nil && accept(r) {
+				out.Result, out.FitOnly = r, true
+				out.TrainTime = time.Since(start)
+				l.remember(r, clips)
+				l.cold.reset()
+				l.warm.accepted(false)
+				return out, nil
+			}
+			if held {
+				trained = false
+				out.TrainHeld = true
+				if err == nil {
+					out.Result = r
+				}
+			}
+		}
+	}
+	if l.enc != nil && trained {
 		p := l.opt.Preset
 		p.Steps = l.opt.Steps
 		train := append(append([]Clip(nil), clips...), l.replayClips()...)
@@ -124,7 +174,9 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.TrainSteps += r.Steps
 			l.steps += int64(r.Steps)
 			p.Steps = 0
+			t0 := time.Now()
 			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
+			out.FitTime += time.Since(t0)
 		}
 		if err != nil && ctx.Err() != nil {
 			return nil, err
@@ -134,6 +186,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			out.TrainTime = time.Since(start)
 			l.remember(r, clips)
 			l.cold.reset()
+			l.warm.accepted(true)
 			return out, nil
 		}
 		good.restore(l.enc)
@@ -142,8 +195,8 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		if err == nil {
 			out.Result = r
 		}
+		l.warm.refusedTrained(energy)
 	}
-	energy := motionEnergy(clips)
 	if l.enc != nil && out.Result != nil && l.cold.hold(energy) {
 		out.ColdHeld = true
 		out.TrainTime = time.Since(start)
@@ -176,6 +229,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			lr.EnableFeatureCache()
 		}
 		l.enc, l.w, l.h = n, clips[0].W, clips[0].H
+		l.warm.reset()
 		l.version++
 		l.steps = int64(r.Steps)
 		l.replay = nil
@@ -305,5 +359,6 @@ func (l *Learner) Load(r io.Reader) error {
 	copy(e.Mean, mean)
 	e.EnableFeatureCache()
 	l.enc, l.w, l.h, l.version, l.steps, l.replay, l.gamma = e, h.W, h.H, h.Version, h.Steps, nil, h.Gamma
+	l.warm.reset()
 	return nil
 }

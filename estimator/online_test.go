@@ -180,3 +180,45 @@ func TestFitScreen(t *testing.T) {
 		t.Errorf("refused estimate %v/%v, passed %v/%v", refused.Gamma0, refused.Gamma1, passed.Gamma0, passed.Gamma1)
 	}
 }
+
+// A lazy learner whose warm encoder keeps being accepted fits the next
+// windows as it stands — no training steps, the encoder bit for bit
+// unchanged — and trains again on the trainEvery-th window; its fit-only
+// estimates meet the same accuracy bar.
+func TestLazyLearnerSkipsTrainingWhileAccepted(t *testing.T) {
+	ctx := context.Background()
+	good := pendulumClip(t, 50, 1.5*math.Pi)
+	accurate := func(r *Result) bool { return math.Abs(r.Gamma0-4.0016) < 0.02 && math.Abs(r.Gamma1-0.08) < 0.004 }
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Steps = 0 // the cold start is the closed form alone
+	l, err := NewLearner(LearnerOptions{Preset: p, Steps: 10, Seed: 1, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := l.Window(ctx, []Clip{good}, accurate); err != nil || !o.Cold {
+		t.Fatalf("first window: %v", err)
+	}
+	var fitOnly []bool
+	for w := range 2 * trainEvery {
+		before := paramsOf(l.enc)
+		o, err := l.Window(ctx, []Clip{good}, accurate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !accurate(o.Result) || o.RolledBack {
+			t.Fatalf("window %d: γ0 %v γ1 %v, rolled back %v", w+2, o.Gamma0, o.Gamma1, o.RolledBack)
+		}
+		if o.FitOnly && (o.TrainSteps != 0 || !sameParams(before, paramsOf(l.enc))) {
+			t.Fatalf("window %d: fit only, yet %d steps or a changed encoder", w+2, o.TrainSteps)
+		}
+		fitOnly = append(fitOnly, o.FitOnly)
+	}
+	// After the cold start: trained, then trainEvery-1 fit only, trained, …
+	want := []bool{false, true, true, true, false, true, true, true}
+	if !slices.Equal(fitOnly, want) {
+		t.Errorf("fit-only windows %v, want %v", fitOnly, want)
+	}
+}

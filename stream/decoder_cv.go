@@ -268,6 +268,11 @@ type videoDecoder struct {
 	// never reorder, so they rebuild at every key frame.
 	keepAtKeys bool
 	pts        int64 // the presentation time of the packet being sent
+	// reuseLuma makes every picture land in one buffer, valid until the
+	// next decode: for a reader that is done with a picture once it has
+	// preprocessed it (a 640×480 copy a frame is 9 MB/s of garbage).
+	reuseLuma bool
+	luma      []byte
 }
 
 // newVideoDecoder returns a decoder for pion's MIME type
@@ -411,7 +416,14 @@ func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, 
 		return 0, 0, nil, fmt.Errorf("stream: %v decoder: picture format %q, want 8-bit luma: %w", d.codec, name, ErrUnsupportedCodec)
 	}
 	w, h = int(d.c.out.width), int(d.c.out.height)
-	luma = make([]byte, w*h)
+	if d.reuseLuma {
+		if cap(d.luma) < w*h {
+			d.luma = make([]byte, w*h)
+		}
+		luma = d.luma[:w*h]
+	} else {
+		luma = make([]byte, w*h)
+	}
 	C.physd_dec_copy_luma(d.c, (*C.uint8_t)(unsafe.Pointer(&luma[0])))
 	return w, h, luma, nil
 }

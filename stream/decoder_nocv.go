@@ -6,7 +6,7 @@ import "fmt"
 
 // videoDecoder would decode a WebRTC track with libavcodec; this build has
 // no cgo video stack (tag nocv), so it cannot be created.
-type videoDecoder struct{ keepAtKeys bool }
+type videoDecoder struct{ keepAtKeys, reuseLuma bool }
 
 // newVideoDecoder returns an error wrapping ErrUnsupportedCodec for a MIME
 // type other than VP8 or H.264, and otherwise one wrapping ErrNoOpenCV:

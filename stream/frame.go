@@ -42,4 +42,8 @@ type Frame struct {
 	// [0,1], row-major; nil without a reference.
 	Ref        []float64
 	RefW, RefH int
+	// Decode and Preprocess are what decoding the picture and turning it
+	// into this frame took, for the daemon's per-stage accounting; 0 when
+	// the source does not measure them.
+	Decode, Preprocess time.Duration
 }

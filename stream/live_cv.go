@@ -128,6 +128,9 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", d.seq, err)
 		}
+		// OpenCV's read waits for the camera too: its decoding is not
+		// told apart, only the preprocessing is timed.
+		f.Preprocess = time.Since(arrival)
 		if d.seq == 0 {
 			first = pts
 		}

@@ -198,6 +198,29 @@ func (p Preprocess) withReference(f Frame, apply func(Preprocess) (Frame, error)
 // (measured max 1.3e-5 on random images: float rounding in another
 // summation order), and binarises identically.
 func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
+	return p.applyGray(img, nil)
+}
+
+// grayScratch is a reader's working memory for applyGray, reused from
+// frame to frame so that a frame costs one allocation (its pixels, which
+// the windows keep) instead of a full-size float copy of the crop and the
+// resize's tables. Not safe for concurrent use.
+type grayScratch struct {
+	full, tmp  []float64
+	tabFor     [4]int // the w, h, dw, dh the tables are for
+	xtab, ytab []areaWeight
+}
+
+// floats returns a slice of n from buf, grown if needed.
+func floats(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
+}
+
+// applyGray is ApplyGray with working memory s (nil: allocated).
+func (p Preprocess) applyGray(img *image.Gray, s *grayScratch) (Frame, error) {
 	if img == nil {
 		return Frame{}, fmt.Errorf("nil image: %w", ErrInvalidOption)
 	}
@@ -230,22 +253,34 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	if !p.ROI.IsZero() {
 		x0, y0, w, h = x0+p.ROI.X, y0+p.ROI.Y, p.ROI.W, p.ROI.H
 	}
-	full := make([]float64, w*h) // gray levels 0..255
+	ow, oh := p.OutputSize(w, h)
+	resize := ow != w || oh != h
+	var full []float64 // gray levels 0..255
+	if resize && s != nil {
+		full = floats(&s.full, w*h) // only read by the resize
+	} else {
+		full = make([]float64, w*h) // the frame's own pixels
+	}
 	for y := 0; y < h; y++ {
 		row := img.Pix[img.PixOffset(x0, y0+y):]
+		out := full[y*w : (y+1)*w]
 		for x, v := range row[:w] {
-			full[y*w+x] = float64(v)
+			out[x] = float64(v)
 		}
 	}
 	pix, dw, dh := full, w, h
-	if ow, oh := p.OutputSize(w, h); ow != w || oh != h {
-		pix, dw, dh = resizeArea(full, w, h, ow, oh), ow, oh
+	if resize {
+		pix, dw, dh = s.resizeArea(full, w, h, ow, oh), ow, oh
 	}
 	toUnit(pix)
 	if p.Binarize {
 		binarize(pix, p.Threshold)
 	}
-	return p.withReference(Frame{W: dw, H: dh, SrcW: b.Dx(), SrcH: b.Dy(), Pix: pix}, func(r Preprocess) (Frame, error) { return r.ApplyGray(img) })
+	f := Frame{W: dw, H: dh, SrcW: b.Dx(), SrcH: b.Dy(), Pix: pix}
+	if p.Reference.IsZero() {
+		return f, nil
+	}
+	return p.withReference(f, func(r Preprocess) (Frame, error) { return r.ApplyGray(img) })
 }
 
 // toUnit maps gray levels 0..255 to [0, 1] in place. The resize's weights

@@ -25,6 +25,23 @@ func resizeArea(src []float64, w, h, dw, dh int) []float64 {
 	return resizeAreaLinear(src, w, h, dw, dh, scaleX, scaleY, invX, invY)
 }
 
+// resizeArea is resizeArea with s's working memory (s may be nil): the
+// area tables and the intermediate rows are kept from call to call; the
+// result is always a new slice.
+func (s *grayScratch) resizeArea(src []float64, w, h, dw, dh int) []float64 {
+	invX, invY := float64(dw)/float64(w), float64(dh)/float64(h)
+	scaleX, scaleY := 1/invX, 1/invY
+	if s == nil || scaleX < 1 || scaleY < 1 {
+		return resizeArea(src, w, h, dw, dh)
+	}
+	if k := [4]int{w, h, dw, dh}; s.tabFor != k || s.xtab == nil {
+		s.xtab, s.ytab, s.tabFor = areaTable(w, dw, scaleX), areaTable(h, dh, scaleY), k
+	}
+	tmp := floats(&s.tmp, h*dw)
+	clear(tmp)
+	return areaMean(src, w, dw, dh, s.xtab, s.ytab, tmp)
+}
+
 // areaWeight is one term of an output pixel's area mean: the source index
 // si contributes alpha to output index di.
 type areaWeight struct {
@@ -57,8 +74,13 @@ func areaTable(ssize, dsize int, scale float64) []areaWeight {
 
 // resizeAreaMean is the area-average branch: separable weights, rows first.
 func resizeAreaMean(src []float64, w, h, dw, dh int, scaleX, scaleY float64) []float64 {
-	xtab, ytab := areaTable(w, dw, scaleX), areaTable(h, dh, scaleY)
-	tmp := make([]float64, h*dw) // each source row resized horizontally
+	return areaMean(src, w, dw, dh, areaTable(w, dw, scaleX), areaTable(h, dh, scaleY), make([]float64, len(src)/w*dw))
+}
+
+// areaMean applies the area tables: each source row resized horizontally
+// into tmp (h×dw, zeroed), then the rows combined into a new dw×dh image.
+func areaMean(src []float64, w, dw, dh int, xtab, ytab []areaWeight, tmp []float64) []float64 {
+	h := len(src) / w
 	for y := 0; y < h; y++ {
 		row, out := src[y*w:(y+1)*w], tmp[y*dw:(y+1)*dw]
 		for _, t := range xtab {

@@ -72,6 +72,7 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 			continue
 		}
 		gapSeen = false
+		t0 := time.Now()
 		pic, err := jpeg.Decode(bytes.NewReader(img))
 		if err != nil {
 			r.stats.Lost++
@@ -87,10 +88,12 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 		}
 		unwrap += int64(int32(pkt.Timestamp - lastTS))
 		lastTS = pkt.Timestamp
+		t1 := time.Now()
 		f, err := r.pre.ApplyGray(lumaOf(pic))
 		if err != nil {
 			return fmt.Errorf("%s: %dx%d picture: %w", r.name, pic.Bounds().Dx(), pic.Bounds().Dy(), err)
 		}
+		f.Decode, f.Preprocess = t1.Sub(t0), time.Since(t1)
 		st.stamp(&f, time.Duration(unwrap)*time.Second/90000)
 		r.stats.Frames++
 		if err := emit(f); err != nil {

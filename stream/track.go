@@ -135,6 +135,8 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 	}
 	defer dec.close()
 	dec.keepAtKeys = r.keepAtKeys
+	// Each picture is preprocessed (copied) before the next decode.
+	dec.reuseLuma = true
 	if len(r.params) > 0 {
 		// Parameter sets alone yield no picture; the decoder keeps them
 		// for the first key frame. Broken ones fail that key frame, which
@@ -147,6 +149,10 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 	defer stop()
 
 	needKey := true
+	// The picture's header and the preprocessing's working memory are
+	// reused from frame to frame (one allocation a frame: its pixels).
+	var gray image.Gray
+	var scratch grayScratch
 	r.pli() // a publisher that just joined may be between key frames
 	var (
 		st       stamper
@@ -185,6 +191,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				r.pli()
 				continue
 			}
+			t0 := time.Now()
 			w, h, luma, pts, err := dec.decodeAt(s.Data, unwrap)
 			if err != nil {
 				needKey, st.gap = true, true
@@ -198,11 +205,14 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if !st.have {
 				firstPTS = pts
 			}
+			t1 := time.Now()
 			videoToFullRange(luma)
-			f, err := r.pre.ApplyGray(&image.Gray{Pix: luma, Stride: w, Rect: image.Rect(0, 0, w, h)})
+			gray.Pix, gray.Stride, gray.Rect = luma, w, image.Rect(0, 0, w, h)
+			f, err := r.pre.applyGray(&gray, &scratch)
 			if err != nil {
 				return fmt.Errorf("%s: %dx%d picture: %w", r.name, w, h, err)
 			}
+			f.Decode, f.Preprocess = t1.Sub(t0), time.Since(t1)
 			// The picture's own time: with reordering it is not the
 			// access unit's just sent.
 			st.stamp(&f, time.Duration(pts-firstPTS)*time.Second/90000)

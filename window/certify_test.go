@@ -122,3 +122,26 @@ func TestCovered(t *testing.T) {
 		t.Error("no estimate covered")
 	}
 }
+
+// Screen passes what Certify certifies, and refuses only what Certify
+// refuses for a reason σ does not enter: here coverage (a short clip) and
+// dark frames.
+func TestScreen(t *testing.T) {
+	r, v := fitScenes(t, []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 1.5*math.Pi)})
+	if !v.Certified || !Screen(r, Thresholds{}, nil) {
+		t.Fatalf("a certified window must pass the screen: %s %v", v.Status, v.Reasons)
+	}
+	dark := *r
+	dark.Exposure = &estimator.Exposure{DarkFrames: 2}
+	if Screen(&dark, Thresholds{}, nil) {
+		t.Error("dark frames refuse a window whatever its σ: screened out")
+	}
+	z, dt := swing(0.3, 4, 1)
+	short := resultOf(t, z[:30], dt, tight)
+	if Certify(short, Thresholds{}).Coverage.Holds || Screen(short, Thresholds{}, nil) {
+		t.Error("a window without coverage passes the screen")
+	}
+	if Screen(nil, Thresholds{}, nil) {
+		t.Error("no estimate passes the screen")
+	}
+}

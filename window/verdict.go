@@ -121,21 +121,40 @@ func Certify(r *estimator.Result, th Thresholds) Verdict {
 // motion is refused, since its estimate would describe the camera, not
 // the object (see testCamera). A nil cam skips that test.
 func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdict {
+	v, _ := certify(r, th, cam)
+	return v
+}
+
+// Screen reports whether r can still be certified whatever its σ: it
+// passes every test of CertifyCamera that needs no σ — level-set coverage,
+// energy growth, impulse, revisits, conditioning, the fit's residuals,
+// dark frames, a restoring γ0. An estimator's Options.Screen: a window
+// refused anyway does not pay for measuring σ (the block bootstrap and
+// the readout jackknife, most of a fit's cost). Its verdict is refused
+// with or without σ; only its σ-dependent reasons (the regime's, the
+// camera's) may read otherwise.
+func Screen(r *estimator.Result, th Thresholds, cam *motion.Track) bool {
+	_, refused := certify(r, th, cam)
+	return !refused
+}
+
+// certify is CertifyCamera; sigmaFree is set when r is refused for a
+// reason that does not depend on its σ.
+func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, sigmaFree bool) {
 	th = th.withDefaults()
-	var v Verdict
 	if r != nil {
 		v.Readout = r.Readout
 	}
 	if r == nil || r.Stencil == nil {
 		v.Status = NotCertified
 		v.Reasons = []string{"no estimate"}
-		return v
+		return v, true
 	}
 	tr, err := NewTrace(r)
 	if err != nil {
 		v.Status = NotCertified
 		v.Reasons = []string{err.Error()}
-		return v
+		return v, true
 	}
 	copt := th.Coverage
 	copt.ClipOffsets = r.Stencil.ClipG != nil
@@ -197,6 +216,10 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	// from zero, the distinct slopes are not the physics' (noise, or a
 	// readout that bends a sinusoid), and the window holds what an
 	// undamped clip holds: no unique continuous-time answer.
+	// Every reason so far is the latent's, the frames' or the fit's, not
+	// σ's (the trace's slope noise is the latent's own); the regime's
+	// below reads σ.
+	free := len(reasons)
 	undampedOne := v.Coverage.Holds && r.ClipCount() == 1 && r.Physics.Regime == estimator.Undamped
 	if undampedOne {
 		reasons = append(reasons, fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ))
@@ -204,6 +227,7 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 	if r.Exposure != nil && r.Exposure.DarkFrames > 0 {
 		reasons = append(reasons, fmt.Sprintf("the view went dark in %d frame(s) (a lens cap, a dropped feed, a cut to black): the object was not seen there, and its latent there is no measurement", r.Exposure.DarkFrames))
 	}
+	sigmaFree = free > 0 || r.Exposure != nil && r.Exposure.DarkFrames > 0 || !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1)
 	var camReason string
 	if v.Camera, camReason = testCamera(r, cam); camReason != "" {
 		reasons = append(reasons, camReason)
@@ -223,7 +247,7 @@ func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdic
 		v.Status = NotCertified
 		v.Reasons = reasons
 	}
-	return v
+	return v, sigmaFree
 }
 
 // windowAdvice says, for one underdamped clip refused for coverage, how

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -106,6 +109,15 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 type windowCounter struct {
 	counting                               atomic.Bool
 	windows, certified, skipped, estimates atomic.Int64
+	mu                                     sync.Mutex
+	g1, g0                                 []float64 // the estimates' (γ1, γ0)
+}
+
+// certifiedGammas are the (γ1, γ0) of the estimates counted.
+func (w *windowCounter) certifiedGammas() (g1, g0 []float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.g1), slices.Clone(w.g0)
 }
 
 // measure counts for dur and returns the CPU time process pid spent
@@ -144,9 +156,19 @@ func (w *windowCounter) subscribe(nc *nats.Conn) error {
 	}); err != nil {
 		return err
 	}
-	_, err := nc.Subscribe("physd.*.estimate", func(*nats.Msg) {
-		if w.counting.Load() {
-			w.estimates.Add(1)
+	_, err := nc.Subscribe("physd.*.estimate", func(m *nats.Msg) {
+		if !w.counting.Load() {
+			return
+		}
+		w.estimates.Add(1)
+		var e struct {
+			Gamma0 float64 `json:"gamma0"`
+			Gamma1 float64 `json:"gamma1"`
+		}
+		if json.Unmarshal(m.Data, &e) == nil {
+			w.mu.Lock()
+			w.g1, w.g0 = append(w.g1, e.Gamma1), append(w.g0, e.Gamma0)
+			w.mu.Unlock()
 		}
 	})
 	return err

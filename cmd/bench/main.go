@@ -34,6 +34,11 @@ func main() {
 	longRuns := flag.Int("long-runs", 5, "whole-process runs per long window (0: skip)")
 	realFor := flag.Duration("real", 30*time.Second, "steady-state measurement of the daemon on real-camera RTSP streams per scene and camera count (0: skip)")
 	realOnly := flag.Bool("real-only", false, "measure only the daemon on real-camera streams")
+	var ro realOptions
+	flag.StringVar(&ro.old, "real-old", "", "with -real: also measure this older physd binary, each run right before the new one's (same conditions, interleaved)")
+	flag.StringVar(&ro.cams, "real-cams", "1,2,4", "with -real: the camera counts, comma-separated")
+	flag.StringVar(&ro.scenes, "real-scenes", "certifiable,uncertifiable", "with -real: the scenes, comma-separated")
+	flag.StringVar(&ro.profile, "real-cpuprofile", "", "with -real: write each daemon run's CPU profile into this directory (physd run --cpuprofile)")
 	var po profileOptions
 	flag.StringVar(&po.video, "profile-video", "", "instead of the figures: read, fit and certify this video in-process and print each stage's wall time")
 	flag.StringVar(&po.roi, "profile-roi", "", "with -profile-video: the ROI x,y,w,h (as physd estimate --roi)")
@@ -49,7 +54,7 @@ func main() {
 		return
 	}
 	if *realOnly {
-		if err := benchReal(context.Background(), *physd, *realvid, *realFor); err != nil {
+		if err := benchReal(context.Background(), *physd, *realvid, *realFor, ro); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -59,7 +64,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-	if err := benchReal(context.Background(), *physd, *realvid, *realFor); err != nil {
+	if err := benchReal(context.Background(), *physd, *realvid, *realFor, ro); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -108,7 +113,7 @@ func installCopy(physd string) (installed string, remove func(), err error) {
 
 // benchReal measures the installed copy of physd on real-camera streams
 // (benchRealCameras) with 1, 2 and 4 cameras; dur 0 skips it.
-func benchReal(ctx context.Context, physd, realvid string, dur time.Duration) error {
+func benchReal(ctx context.Context, physd, realvid string, dur time.Duration, ro realOptions) error {
 	if dur <= 0 {
 		return nil
 	}
@@ -117,7 +122,16 @@ func benchReal(ctx context.Context, physd, realvid string, dur time.Duration) er
 		return err
 	}
 	defer remove()
-	return benchRealCameras(ctx, installed, realvid, dur, []int{1, 2, 4})
+	bins := []realBinary{{"new", installed}}
+	if ro.old != "" {
+		old, removeOld, err := installCopy(ro.old)
+		if err != nil {
+			return err
+		}
+		defer removeOld()
+		bins = []realBinary{{"old", old}, {"new", installed}}
+	}
+	return benchRealCameras(ctx, bins, realvid, dur, ro)
 }
 
 func median(x []float64) float64 {

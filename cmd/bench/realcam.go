@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +22,7 @@ import (
 // realScene is a real-camera stream the daemon is measured on: a dev-set
 // clip served by a loopback RTSP server, read through a region.
 type realScene struct {
+	key  string // what -real-scenes calls it
 	name string
 	roi  string // a camera's roi in the config (YAML), the clip's pixels
 }
@@ -30,10 +33,26 @@ type realScene struct {
 // window is refused, the learner's worst case).
 func realScenes() []realScene {
 	return []realScene{
-		{"certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
-		{"uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
+		{"certifiable", "certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
+		{"uncertifiable", "uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
 	}
 }
+
+// realOptions choose what benchRealCameras measures.
+type realOptions struct {
+	old     string // an older physd to measure before each new run ("": none)
+	cams    string // camera counts, comma-separated
+	scenes  string // scene names (realScene.key), comma-separated
+	profile string // a directory for each run's CPU profile ("": none)
+}
+
+// realBinary is a physd binary the bench measures, with its label.
+type realBinary struct{ label, path string }
+
+// realStages are physd_stage_seconds_total's labels, in pipeline order:
+// per frame (decode, preprocess) and per window (the learning stage's
+// steps, then publishing).
+var realStages = []string{"decode", "preprocess", "motion", "train", "fit", "certify", "weigh", "publish"}
 
 // realRun is one `physd run` on RTSP cameras, measured from outside, with
 // the learning stage's breakdown from /metrics.
@@ -42,14 +61,37 @@ type realRun struct {
 	stage      map[string]float64 // seconds per learning step over the measurement
 	coldStarts float64
 	coldHeld   float64
+	untrained  float64
 	frames     float64
+	g1, g0     []float64 // the certified estimates published meanwhile
+}
+
+// gammas summarises the certified estimates: their medians and ranges.
+func (r *realRun) gammas() string {
+	if len(r.g1) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; certified γ1 median %.4f [%.4f, %.4f], γ0 median %.3f [%.3f, %.3f]",
+		median(r.g1), slices.Min(r.g1), slices.Max(r.g1), median(r.g0), slices.Min(r.g0), slices.Max(r.g0))
 }
 
 // benchRealCameras measures the daemon on real-camera-sized RTSP streams:
 // a dev-set clip (640×480, 30 fps H.264) published in a loop to a
 // loopback RTSP server, read by 1, 2 and 4 cameras with 6 s windows and a
 // 1 s hop, certifiable and uncertifiable regions.
-func benchRealCameras(ctx context.Context, physd, realvid string, dur time.Duration, counts []int) error {
+func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, dur time.Duration, ro realOptions) error {
+	var counts []int
+	for _, f := range strings.Split(ro.cams, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-real-cams: %q is not a camera count", f)
+		}
+		counts = append(counts, n)
+	}
+	want := map[string]bool{}
+	for _, f := range strings.Split(ro.scenes, ",") {
+		want[strings.TrimSpace(f)] = true
+	}
 	clip := filepath.Join(realvid, "springWars.mp4")
 	if _, err := os.Stat(clip); err != nil {
 		fmt.Printf("real cameras: skipped (%v)\n", err)
@@ -69,12 +111,25 @@ func benchRealCameras(ctx context.Context, physd, realvid string, dur time.Durat
 	fmt.Printf("daemon (installed copy) on real-camera streams: %s (H.264 640×480, 30 fps) looped by ffmpeg into a loopback RTSP server (gortsplib), every camera its own RTSP reader and decoder; 6 s windows, 1 s hop; %v measured after a 20 s warm-up; load average at start %s\n",
 		filepath.Base(clip), dur, loadavg())
 	for _, sc := range realScenes() {
+		if !want[sc.key] {
+			continue
+		}
 		for _, n := range counts {
-			r, err := runRealDaemon(ctx, physd, url, sc.roi, n, dur)
-			if err != nil {
-				return fmt.Errorf("daemon with %d RTSP camera(s), %s: %w", n, sc.name, err)
+			for _, b := range bins {
+				prof := ""
+				if ro.profile != "" {
+					prof = filepath.Join(ro.profile, fmt.Sprintf("%s-%s-%dcam.pprof", b.label, sc.key, n))
+				}
+				r, err := runRealDaemon(ctx, b.path, url, sc.roi, n, dur, prof)
+				if err != nil {
+					return fmt.Errorf("%s daemon with %d RTSP camera(s), %s: %w", b.label, n, sc.name, err)
+				}
+				label := sc.name
+				if len(bins) > 1 {
+					label = b.label + " physd, " + label
+				}
+				printRealRun(label, r)
 			}
-			printRealRun(sc.name, r)
 		}
 	}
 	return nil
@@ -86,18 +141,27 @@ func printRealRun(scene string, r *realRun) {
 	perCam := r.cpu.Seconds() / wall / n
 	busy := 0.0
 	var parts []string
-	for _, s := range []string{"motion", "train", "weigh"} {
-		busy += r.stage[s]
-		parts = append(parts, fmt.Sprintf("%s %.0f %%", s, 100*r.stage[s]/wall/n))
+	for _, s := range realStages {
+		if s != "decode" && s != "preprocess" && s != "publish" {
+			busy += r.stage[s]
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f %%", s, 100*r.stage[s]/wall/n))
 	}
-	cold, held := 0.0, 0.0
+	cold, held, untrained := 0.0, 0.0, 0.0
 	if r.windows > 0 {
-		cold, held = r.coldStarts/float64(r.windows), r.coldHeld/float64(r.windows)
+		cold, held, untrained = r.coldStarts/float64(r.windows), r.coldHeld/float64(r.windows), r.untrained/float64(r.windows)
 	}
 	// The learning stage's steps are wall time on its goroutine (its fits
 	// spread over the cores), so they say where its time goes, not CPU.
-	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%); each camera's learning stage busy %.0f %% of the time (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); peak RSS %.1f MiB\n",
-		scene, r.cameras, 100*perCam, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, r.rssMiB)
+	// While the learner cannot keep up it is busy all the time whatever
+	// a window costs: the CPU per estimated window says what a window
+	// costs (at a 1 s hop, 0.1 s is the 10 % target).
+	perWindow := 0.0
+	if r.windows > 0 {
+		perWindow = r.cpu.Seconds() / float64(r.windows)
+	}
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%), %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
+		scene, r.cameras, 100*perCam, perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
 }
 
 // loadavg is /proc/loadavg's first three fields.
@@ -115,7 +179,7 @@ func loadavg() string {
 
 // runRealDaemon runs physd with n RTSP cameras reading url through roi,
 // in real time, for dur after a warm-up.
-func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.Duration) (*realRun, error) {
+func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.Duration, profile string) (*realRun, error) {
 	dir, err := os.MkdirTemp("", "physd-bench-real")
 	if err != nil {
 		return nil, err
@@ -138,7 +202,11 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, physd, "run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state"))
+	args := []string{"run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state")}
+	if profile != "" {
+		args = append(args, "--cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, physd, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -174,15 +242,26 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 		return nil, err
 	}
 	r.windows, r.certified, r.skipped, r.estimates = wc.windows.Load(), wc.certified.Load(), wc.skipped.Load(), wc.estimates.Load()
+	r.g1, r.g0 = wc.certifiedGammas()
 	r.stage = map[string]float64{}
-	for _, s := range []string{"motion", "train", "weigh"} {
+	for _, s := range realStages {
 		l := `stage="` + s + `"`
 		r.stage[s] = m1.Sum("physd_stage_seconds_total", l) - m0.Sum("physd_stage_seconds_total", l)
 	}
 	r.coldStarts = m1.Sum("physd_cold_starts_total") - m0.Sum("physd_cold_starts_total")
 	r.coldHeld = m1.Sum("physd_cold_starts_held_total") - m0.Sum("physd_cold_starts_held_total")
+	r.untrained = m1.Sum("physd_windows_untrained_total") - m0.Sum("physd_windows_untrained_total")
 	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if profile != "" {
+		// The profile is written on the way out.
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+		}
+	}
 	return r, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	stateDir := fs.String("state-dir", "", "state directory (overrides $STATE_DIRECTORY and the config's state_dir)")
 	forDur := fs.Duration("for", 0, "stop after this long (0: run until SIGINT/SIGTERM)")
 	quiet := fs.Bool("quiet", false, "do not print certified estimates on stdout")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); for measuring, not for production")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("run: %w: %w", errUsage, err)
 	}
@@ -46,6 +48,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("run: %w", err)
 	}
 	log := newLogger(cfg.Log, stderr)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+		defer stop()
+	}
 	if len(cfg.Cameras) == 0 {
 		log.Warn("no cameras configured")
 	}
@@ -115,6 +124,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("run: %w", err)
 	}
 	return nil
+}
+
+// startCPUProfile profiles the process's CPU to path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // newLogger is text on a terminal, JSON under systemd (config log.format).

@@ -7,6 +7,7 @@
 //	physd run [flags]                the daemon
 //	physd watch [flags] [CAMERA]     print estimates as they arrive
 //	physd alerts [flags]             hand each alert to a command or webhook
+//	physd fleet add|rm|ls [flags] [BOARD...]  the hub's aggregate stream of every board
 //	physd config check FILE          validate a configuration file
 //	physd sim [flags] OUT.mp4...     render synthetic videos with known physics
 //	physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one or more videos
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdWatch(ctx, args[1:], stdout, stderr)
 	case "alerts":
 		err = cmdAlerts(ctx, args[1:], stderr)
+	case "fleet":
+		err = cmdFleet(ctx, args[1:], stdout, stderr)
 	case "config":
 		err = cmdConfig(args[1:], stdout)
 	case "version":
@@ -95,9 +98,12 @@ func usage(w io.Writer) {
 Commands:
   physd run [--config FILE] [--state-dir DIR] [--for DURATION]
                                    the daemon: cameras → windows → certified estimates on NATS
-  physd watch [--nats URL] [CAMERA] print estimates and alerts as they arrive
+  physd watch [--nats URL] [--fleet] [CAMERA]
+                                   print estimates and alerts as they arrive (--fleet: every board, from a hub)
   physd alerts [--nats URL] --exec CMD | --webhook URL
                                    hand each alert to a command or webhook, exactly once, retried, dead-lettered
+  physd fleet add|rm|ls [--nats HUB] [BOARD...]
+                                   on a hub: the aggregate stream sourcing every board's stream (docs/fleet.md)
   physd config check FILE          validate a configuration file
   physd sim [flags] OUT.mp4...     render synthetic videos with known physics (H.264)
   physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one video, or a multi-trajectory fit from several

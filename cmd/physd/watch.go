@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/physd/physd/daemon"
+	"github.com/physd/physd/fleet"
 )
 
 const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ                γ1 ± σ                f_n Hz           ζ                  REGIME"
@@ -28,8 +31,24 @@ func estimateRow(e *daemon.Estimate) string {
 		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime)
 }
 
+// watchHeader is estimateHeader with the board first: physd watch on a
+// hub sees every board's cameras, and two boards may name a camera alike.
+const watchHeader = "BOARD            " + estimateHeader
+
+// watchRow is estimateRow with the board (the message's node) first.
+func watchRow(e *daemon.Estimate) string {
+	node := e.Node
+	if node == "" {
+		node = "-"
+	}
+	return fmt.Sprintf("%-16s %s", node, estimateRow(e))
+}
+
 // cmdWatch is `physd watch [camera]`: print estimates (and alerts) as
-// they arrive.
+// they arrive. With --fleet, pointed at a hub, it reads the hub's
+// aggregate stream (physd fleet) from its newest message on: every
+// board's, which reach the hub only by that stream's sourcing (the
+// boards' subjects do not cross their leaf node connections).
 func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("physd watch", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,6 +57,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	creds := fs.String("creds", "", "NATS credentials file")
 	diag := fs.Bool("diag", false, "also print every window's verdict")
 	count := fs.Int("n", 0, "exit after this many estimates (0: run until interrupted)")
+	board := fs.String("board", "", "only this board's messages (its node.name)")
+	fleetMode := fs.Bool("fleet", false, "read a hub's aggregate stream (physd fleet): every board's estimates and alerts")
+	stream := fs.String("stream", fleet.DefaultStream, "with --fleet: the aggregate stream")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("watch: %w: %w", errUsage, err)
 	}
@@ -57,6 +79,12 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			names = append(names, cam+".*")
 		}
 	}
+	if *fleetMode && *diag {
+		return fmt.Errorf("watch: %w: --diag and --fleet: the aggregate stream holds estimates and alerts only", errUsage)
+	}
+	if *board != "" && !fleet.ValidName(*board) {
+		return fmt.Errorf("watch: %w: --board %q: not a node name", errUsage, *board)
+	}
 	opts := []nats.Option{nats.Name("physd watch"), nats.Timeout(5 * time.Second)}
 	if *creds != "" {
 		opts = append(opts, nats.UserCredentials(*creds))
@@ -74,21 +102,43 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindDiagnostic))
 		}
 	}
-	for _, s := range subjects {
-		sub, err := nc.ChanSubscribe(s, msgs)
-		if err != nil {
-			return fmt.Errorf("watch: subscribe %s: %w", s, err)
+	if *fleetMode {
+		boardTok := *board
+		if boardTok == "" {
+			boardTok = "*"
 		}
-		defer sub.Unsubscribe()
+		for i, subj := range subjects {
+			subjects[i] = fleet.Subject(boardTok, subj)
+		}
+		// Cancelled at return, so that a callback waiting to hand over a
+		// message returns.
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop, err := consumeNew(cctx, nc, *stream, subjects, msgs)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		for _, s := range subjects {
+			sub, err := nc.ChanSubscribe(s, msgs)
+			if err != nil {
+				return fmt.Errorf("watch: subscribe %s: %w", s, err)
+			}
+			defer sub.Unsubscribe()
+		}
 	}
 	fmt.Fprintf(stderr, "watching %s on %s\n", strings.Join(subjects, ", "), *url)
-	fmt.Fprintln(stdout, estimateHeader)
+	fmt.Fprintln(stdout, watchHeader)
 	n := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case m := <-msgs:
+			if *board != "" && messageNode(m.Data) != *board {
+				continue
+			}
 			switch {
 			case strings.HasSuffix(m.Subject, "."+daemon.KindEstimate):
 				e, err := daemon.DecodeEstimate(m.Data)
@@ -96,7 +146,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 					fmt.Fprintf(stderr, "%s: %v\n", m.Subject, err)
 					continue
 				}
-				fmt.Fprintln(stdout, estimateRow(e))
+				fmt.Fprintln(stdout, watchRow(e))
 				n++
 				if *count > 0 && n >= *count {
 					return nil
@@ -108,4 +158,39 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 	}
+}
+
+// messageNode is the "node" field of a message ("" if it has none).
+func messageNode(data []byte) string {
+	var m struct {
+		Node string `json:"node"`
+	}
+	_ = json.Unmarshal(data, &m) // not JSON: no node
+	return m.Node
+}
+
+// consumeNew sends the messages that arrive in stream on subjects, from
+// now on, to msgs, through an ordered consumer (which recreates itself
+// after a hub outage, without gaps); stop ends it.
+func consumeNew(ctx context.Context, nc *nats.Conn, stream string, subjects []string, msgs chan<- *nats.Msg) (stop func(), err error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("watch: jetstream: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(cctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		return nil, fmt.Errorf("watch: stream %s: %w", stream, err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		select {
+		case msgs <- &nats.Msg{Subject: m.Subject(), Data: m.Data()}:
+		case <-ctx.Done():
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch: stream %s: %w", stream, err)
+	}
+	return cc.Stop, nil
 }

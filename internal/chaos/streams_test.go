@@ -145,7 +145,7 @@ func received(ctx context.Context, t *testing.T, url string) map[string]int {
 		if err != nil {
 			t.Fatalf("estimate %s: %v", m.Subject(), err)
 		}
-		if id := m.Headers().Get("Nats-Msg-Id"); id != daemon.MsgID(e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
+		if id := m.Headers().Get("Nats-Msg-Id"); id != daemon.MsgID(e.Node, e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
 			t.Errorf("estimate for %s %v: Nats-Msg-Id %q is not its window's", e.Camera, e.WindowStart, id)
 		}
 		out[windowKey(e.Camera, e.WindowStart, e.WindowEnd)]++

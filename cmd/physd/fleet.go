@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/physd/physd/fleet"
+)
+
+// cmdFleet is `physd fleet add|rm|ls`: the hub's aggregate stream of every
+// board's estimates and alerts (package fleet, docs/fleet.md).
+func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("fleet: %w: want add, rm or ls", errUsage)
+	}
+	sub := args[0]
+	switch sub {
+	case "add", "rm", "ls":
+	default:
+		return fmt.Errorf("fleet: %w: %q: want add, rm or ls", errUsage, sub)
+	}
+	fs := flag.NewFlagSet("physd fleet "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	urls := fs.String("nats", nats.DefaultURL, "the hub's NATS URL(s), comma-separated")
+	creds := fs.String("creds", "", "NATS credentials file")
+	caFile := fs.String("tls-ca", "", "CA certificate file to verify the hub")
+	certFile := fs.String("tls-cert", "", "client certificate file (with --tls-key)")
+	keyFile := fs.String("tls-key", "", "client key file (with --tls-cert)")
+	stream := fs.String("stream", fleet.DefaultStream, "the hub's aggregate stream")
+	replicas := fs.Int("replicas", 3, "replicas of the aggregate stream when add creates it (3 on a 3-node hub)")
+	maxAge := fs.Duration("max-age", 0, "how long the aggregate stream keeps messages when add creates it (0: forever)")
+	domain := fs.String("domain", "", "add: the board's JetStream domain (default its name; one board only)")
+	boardStream := fs.String("board-stream", fleet.DefaultBoardStream, "add: the boards' stream (nats.jetstream.stream)")
+	prefix := fs.String("prefix", fleet.DefaultPrefix, "add: the boards' subject prefix (nats.subject_prefix)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("fleet %s: %w: %w", sub, errUsage, err)
+	}
+	switch {
+	case sub == "ls" && fs.NArg() > 0:
+		return fmt.Errorf("fleet ls: %w: unexpected argument %q", errUsage, fs.Arg(0))
+	case sub != "ls" && fs.NArg() == 0:
+		return fmt.Errorf("fleet %s: %w: name one or more boards", sub, errUsage)
+	case *domain != "" && (sub != "add" || fs.NArg() != 1):
+		return fmt.Errorf("fleet %s: %w: --domain goes with add and one board", sub, errUsage)
+	case *replicas < 1 || *replicas > 5:
+		return fmt.Errorf("fleet %s: %w: --replicas %d: want 1 to 5", sub, errUsage, *replicas)
+	case (*certFile == "") != (*keyFile == ""):
+		return fmt.Errorf("fleet %s: %w: --tls-cert and --tls-key go together", sub, errUsage)
+	}
+	var boards []fleet.Board
+	for _, name := range fs.Args() {
+		if !fleet.ValidName(name) {
+			return fmt.Errorf("fleet %s: %w: board %q: want 1 to 64 of A-Z a-z 0-9 _ - (its node.name)", sub, errUsage, name)
+		}
+		boards = append(boards, fleet.Board{Name: name, Domain: *domain, Stream: *boardStream, Prefix: *prefix})
+	}
+	opts := []nats.Option{nats.Name("physd fleet"), nats.Timeout(5 * time.Second)}
+	if *creds != "" {
+		opts = append(opts, nats.UserCredentials(*creds))
+	}
+	if *caFile != "" {
+		opts = append(opts, nats.RootCAs(*caFile))
+	}
+	if *certFile != "" {
+		opts = append(opts, nats.ClientCert(*certFile, *keyFile))
+	}
+	nc, err := nats.Connect(*urls, opts...)
+	if err != nil {
+		return fmt.Errorf("fleet %s: connect to %s: %w", sub, redactURL(*urls), err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("fleet %s: jetstream: %w", sub, err)
+	}
+	hub := fleet.New(js, fleet.Options{Stream: *stream, Replicas: *replicas, MaxAge: *maxAge})
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	switch sub {
+	case "add":
+		if err := hub.Add(ctx, boards...); err != nil {
+			return err
+		}
+		for _, b := range boards {
+			fmt.Fprintf(stdout, "%s: sourcing %s from domain %s as %s\n", *stream, b.Stream, orName(b.Domain, b.Name), fleet.Subject(b.Name, b.Prefix+".>"))
+		}
+	case "rm":
+		if err := hub.Remove(ctx, fs.Args()...); err != nil {
+			return err
+		}
+		for _, name := range fs.Args() {
+			fmt.Fprintf(stdout, "%s: no longer sourcing board %s (its messages so far stay)\n", *stream, name)
+		}
+	case "ls":
+		list, state, err := hub.List(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%-20s %-20s %-20s %8s %12s  %s\n", "BOARD", "DOMAIN", "STREAM", "LAG", "ACTIVE", "ERROR")
+		for _, b := range list {
+			active := "never"
+			if b.Active >= 0 {
+				active = b.Active.Round(time.Millisecond).String() + " ago"
+			}
+			fmt.Fprintf(stdout, "%-20s %-20s %-20s %8d %12s  %s\n", b.Name, b.Domain, b.Stream, b.Lag, active, b.Error)
+		}
+		fmt.Fprintf(stdout, "%s: %d boards, %d messages\n", *stream, len(list), state.Msgs)
+	}
+	return nil
+}
+
+// orName returns domain, or name when domain is empty (a board's domain
+// defaults to its name).
+func orName(domain, name string) string {
+	if domain == "" {
+		return name
+	}
+	return domain
+}
