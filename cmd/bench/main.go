@@ -34,6 +34,7 @@ func main() {
 	longRuns := flag.Int("long-runs", 5, "whole-process runs per long window (0: skip)")
 	realFor := flag.Duration("real", 30*time.Second, "steady-state measurement of the daemon on real-camera RTSP streams per scene and camera count (0: skip)")
 	realOnly := flag.Bool("real-only", false, "measure only the daemon on real-camera streams")
+	longOnly := flag.Bool("long-only", false, "measure only the long windows of the real-footage dev set (whole physd estimate processes)")
 	var ro realOptions
 	flag.StringVar(&ro.old, "real-old", "", "with -real: also measure this older physd binary, each run right before the new one's (same conditions, interleaved)")
 	flag.StringVar(&ro.cams, "real-cams", "1,2,4", "with -real: the camera counts, comma-separated")
@@ -48,6 +49,18 @@ func main() {
 	flag.Parse()
 	if po.video != "" {
 		if err := profileEstimate(context.Background(), po); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *longOnly {
+		installed, remove, err := installCopy(*physd)
+		if err == nil {
+			err = benchLong(context.Background(), installed, *realvid, *longRuns)
+			remove()
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
