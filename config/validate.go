@@ -291,32 +291,17 @@ func (v *validator) leafNodes(n NATS) {
 // leafURL checks a hub leaf node URL without echoing it (it may hold a
 // password).
 func (v *validator) leafURL(path, s string) {
-	const want = "want a nats-leaf://, tls:// or nats:// URL, or host:port"
-	if !strings.Contains(s, "://") {
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			v.errorf(path, "%s", want)
-		}
-		return
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		v.errorf(path, "%s (the URL does not parse)", want)
-		return
-	}
-	switch u.Scheme {
-	case "nats-leaf", "tls", "nats":
-	default:
-		v.errorf(path, "has scheme %q, %s", u.Scheme, want)
-		return
-	}
-	if u.Host == "" {
-		v.errorf(path, "has no host, %s", want)
-	}
+	v.serverURL(path, s, "want a nats-leaf://, tls:// or nats:// URL, or host:port", "nats-leaf", "tls", "nats")
 }
 
 // natsURL checks a server URL without echoing it (it may hold a password).
 func (v *validator) natsURL(path, s string) {
-	const want = "want a nats://, tls://, ws:// or wss:// URL, or host:port"
+	v.serverURL(path, s, "want a nats://, tls://, ws:// or wss:// URL, or host:port", "nats", "tls", "ws", "wss")
+}
+
+// serverURL checks that s is host:port or a URL with a host and one of
+// schemes; want says what is expected. The error never echoes s.
+func (v *validator) serverURL(path, s, want string, schemes ...string) {
 	if !strings.Contains(s, "://") {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			v.errorf(path, "%s", want)
@@ -328,9 +313,7 @@ func (v *validator) natsURL(path, s string) {
 		v.errorf(path, "%s (the URL does not parse)", want)
 		return
 	}
-	switch u.Scheme {
-	case "nats", "tls", "ws", "wss":
-	default:
+	if !slices.Contains(schemes, u.Scheme) {
 		v.errorf(path, "has scheme %q, %s", u.Scheme, want)
 		return
 	}

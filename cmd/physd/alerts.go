@@ -117,15 +117,7 @@ func cmdAlerts(ctx context.Context, args []string, stderr io.Writer) error {
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "err", err) }),
 	}
-	if *creds != "" {
-		opts = append(opts, nats.UserCredentials(*creds))
-	}
-	if *caFile != "" {
-		opts = append(opts, nats.RootCAs(*caFile))
-	}
-	if *certFile != "" {
-		opts = append(opts, nats.ClientCert(*certFile, *keyFile))
-	}
+	opts = append(opts, clientAuth(*creds, *caFile, *certFile, *keyFile)...)
 	nc, err := nats.Connect(*urls, opts...)
 	if err != nil {
 		return fmt.Errorf("alerts: connect to %s: %w", redactURL(*urls), err)

@@ -61,15 +61,7 @@ func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		boards = append(boards, fleet.Board{Name: name, Domain: *domain, Stream: *boardStream, Prefix: *prefix})
 	}
 	opts := []nats.Option{nats.Name("physd fleet"), nats.Timeout(5 * time.Second)}
-	if *creds != "" {
-		opts = append(opts, nats.UserCredentials(*creds))
-	}
-	if *caFile != "" {
-		opts = append(opts, nats.RootCAs(*caFile))
-	}
-	if *certFile != "" {
-		opts = append(opts, nats.ClientCert(*certFile, *keyFile))
-	}
+	opts = append(opts, clientAuth(*creds, *caFile, *certFile, *keyFile)...)
 	nc, err := nats.Connect(*urls, opts...)
 	if err != nil {
 		return fmt.Errorf("fleet %s: connect to %s: %w", sub, redactURL(*urls), err)
@@ -122,4 +114,21 @@ func orName(domain, name string) string {
 		return name
 	}
 	return domain
+}
+
+// clientAuth is the connection options of a command-line client (physd
+// alerts, physd fleet): a credentials file, a CA to verify the server
+// and a client certificate, each when given.
+func clientAuth(creds, caFile, certFile, keyFile string) []nats.Option {
+	var opts []nats.Option
+	if creds != "" {
+		opts = append(opts, nats.UserCredentials(creds))
+	}
+	if caFile != "" {
+		opts = append(opts, nats.RootCAs(caFile))
+	}
+	if certFile != "" {
+		opts = append(opts, nats.ClientCert(certFile, keyFile))
+	}
+	return opts
 }
