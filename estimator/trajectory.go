@@ -393,12 +393,6 @@ func subtractProjection(v, u []float64) {
 	}
 }
 
-func fillOnes(v []float64) {
-	for i := range v {
-		v[i] = 1
-	}
-}
-
 // trajectoryResult assembles the fit at (γ1, γ0) = x with its sandwich
 // covariance over all parameters (γ, initial states, offset).
 func trajectoryResult(latents [][]float64, z []float64, lay layout, x [2]float64, dt float64, off Offset) (*TrajectoryFit, error) {
