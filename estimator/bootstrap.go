@@ -7,8 +7,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/physd/physd/internal/par"
 )
 
 // BootstrapSigma is the noise part of the reported uncertainty: the
@@ -119,7 +122,7 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*Boo
 	ok := make([]bool, B)
 	vIn := make([][2]float64, B)  // V(e*_s)
 	vOut := make([][2]float64, B) // V(r*_s)
-	parallel(B, func(s int) {
+	par.For(B, func(s int) {
 		z := make([]float64, 0, n)
 		noise := make([]float64, 0, n)
 		for m, t := range lens {
@@ -170,23 +173,33 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*Boo
 }
 
 // scoreLRV is V_j(e) of bootstrapTrajectory for j = γ1, γ0: the
-// Bartlett-weighted long-run variance of the score J_ij e_i over lags
-// |k| < b, within each clip (lens). jac is the profiled Jacobian, n×2.
+// Bartlett-weighted long-run variance of the score s_i = J_ij e_i over
+// lags |k| < b, within each clip (lens). jac is the profiled Jacobian,
+// n×2. The Bartlett kernel is a box's autocorrelation, so the sum over
+// lags is one over windows: with S_t the sum of s over the b samples
+// from t (those inside the clip),
+//
+//	Σ_{|k|<b} (1 − |k|/b) Σ_i s_i s_{i+k} = (1/b) Σ_{t=1−b}^{l−1} S_t²,
+//
+// and every S_t is a difference of two prefix sums: O(l), not O(l·b).
 func scoreLRV(jac [][2]float64, e []float64, lens []int, b int) [2]float64 {
 	var v [2]float64
 	start := 0
+	var prefix []float64
 	for _, l := range lens {
 		bm := clipBlock(b, l)
-		for k := range bm {
-			w := 1 - float64(k)/float64(bm)
-			if k > 0 {
-				w *= 2 // lags k and −k
+		prefix = slices.Grow(prefix[:0], l+1)[:l+1]
+		for j := range 2 {
+			prefix[0] = 0
+			for i := range l {
+				prefix[i+1] = prefix[i] + jac[start+i][j]*e[start+i]
 			}
-			for i := start; i+k < start+l; i++ {
-				for j := range 2 {
-					v[j] += w * jac[i][j] * e[i] * jac[i+k][j] * e[i+k]
-				}
+			var ss float64
+			for t := 1 - bm; t < l; t++ {
+				st := prefix[min(l, t+bm)] - prefix[max(0, t)]
+				ss += st * st
 			}
+			v[j] += ss / float64(bm)
 		}
 		start += l
 	}
@@ -458,34 +471,6 @@ func bootstrapCov(reps [][2]float64, ok []bool) ([2][2]float64, int, error) {
 
 func finite2(x [2]float64) bool {
 	return !math.IsNaN(x[0]) && !math.IsInf(x[0], 0) && !math.IsNaN(x[1]) && !math.IsInf(x[1], 0)
-}
-
-// parallel runs fn(0) … fn(n−1) on up to GOMAXPROCS goroutines. fn must
-// write only to its own index's results.
-func parallel(n int, fn func(i int)) {
-	workers := min(n, runtime.GOMAXPROCS(0))
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }
 
 // rangeWorkers is how many goroutines parallelRanges should use for n

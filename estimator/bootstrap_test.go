@@ -181,3 +181,46 @@ func BenchmarkBootstrapTrajectory(b *testing.B) {
 		}
 	}
 }
+
+// TestScoreLRVMatchesLagSum checks the windowed form of scoreLRV against
+// the Bartlett-weighted sum over lags it replaces, on clips shorter and
+// longer than the block, whose blocks are then cut to a third.
+func TestScoreLRVMatchesLagSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	lens := []int{7, 40, 300}
+	n := 0
+	for _, l := range lens {
+		n += l
+	}
+	jac := make([][2]float64, n)
+	e := make([]float64, n)
+	for i := range n {
+		jac[i] = [2]float64{rng.NormFloat64(), 3 * rng.NormFloat64()}
+		e[i] = 0.1*rng.NormFloat64() + 0.05*math.Sin(float64(i)/4)
+	}
+	for _, b := range []int{1, 2, 5, 17, 60} {
+		var want [2]float64
+		start := 0
+		for _, l := range lens {
+			bm := clipBlock(b, l)
+			for k := range bm {
+				w := 1 - float64(k)/float64(bm)
+				if k > 0 {
+					w *= 2
+				}
+				for i := start; i+k < start+l; i++ {
+					for j := range 2 {
+						want[j] += w * jac[i][j] * e[i] * jac[i+k][j] * e[i+k]
+					}
+				}
+			}
+			start += l
+		}
+		got := scoreLRV(jac, e, lens, b)
+		for j := range 2 {
+			if math.Abs(got[j]-want[j]) > 1e-12*math.Abs(want[j]) {
+				t.Errorf("b = %d, j = %d: windowed %.17g, lag sum %.17g", b, j, got[j], want[j])
+			}
+		}
+	}
+}

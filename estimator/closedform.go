@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/physd/physd/internal/par"
 )
 
 // spatialBasis sets the encoder's mean frame μ and its feature map W to the
@@ -209,16 +211,26 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 	// Frequencies from half a cycle per window up to 8 samples a period:
 	// beyond that neither the stencil nor a camera resolves the motion.
 	wLo, wHi := 2*math.Pi/span*0.5, MaxOmega(dt)
+	// The starts are independent: refined one per core, then taken in
+	// grid order, so the winner is the one a serial loop would keep.
+	const nw = 10
+	zetas := []float64{0.05, 0.7, 1.5}
+	type start struct {
+		u         []float64
+		score, g0 float64
+	}
+	starts := make([]start, nw*len(zetas))
+	par.For(len(starts), func(i int) {
+		iw, zeta := i/len(zetas), zetas[i%len(zetas)]
+		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
+		s := &starts[i]
+		s.u, s.score, s.g0 = refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, off, wt, tau)
+	})
 	best := math.Inf(1)
 	var bestU []float64
-	const nw = 10
-	for iw := range nw {
-		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
-		for _, zeta := range []float64{0.05, 0.7, 1.5} {
-			u, score, g0 := refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, off, wt, tau)
-			if u != nil && score < best && g0 > 0 && math.Sqrt(g0) <= 1.5*wHi {
-				best, bestU = score, u
-			}
+	for _, s := range starts {
+		if s.u != nil && s.score < best && s.g0 > 0 && math.Sqrt(s.g0) <= 1.5*wHi {
+			best, bestU = s.score, s.u
 		}
 	}
 	if bestU == nil {
@@ -239,7 +251,7 @@ func refineReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt 
 		if err != nil {
 			return nil, 0, 0
 		}
-		fit, err := FitODE(latentsOf(feats, k, u), dt, off)
+		fit, err := fitODECoef(latentsOf(feats, k, u), dt, off)
 		if err != nil {
 			return nil, 0, 0
 		}
@@ -453,7 +465,7 @@ func MaxOmega(dt float64) float64 { return math.Pi / (4 * dt) }
 // returns the last readout that worked.
 func refineTrajectory(feats [][]float64, k int, dt, tau float64, off Offset, wt *mat.Dense, u []float64) []float64 {
 	z := latentsOf(feats, k, u)
-	st, err := FitODE(z, dt, off)
+	st, err := fitODECoef(z, dt, off)
 	if err != nil {
 		return u
 	}

@@ -194,10 +194,10 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	adam := nn.NewAdam(p.LREncoder)
 	gAdam := newScalarAdam(p.LRGamma, 3)
 	var loss float64
-	steps := 0
-	for step := range p.Steps {
+	steps, planned := 0, p.TrainSteps(len(all))
+	for step := range planned {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, p.Steps, err)
+			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, planned, err)
 		}
 		z, back, err := pass(all)
 		if err != nil {
@@ -208,7 +208,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
 		}
 		if p.SolveGamma {
-			f, err := FitODE(lat, dt, p.Loss.Offset)
+			f, err := fitODECoef(lat, dt, p.Loss.Offset)
 			if errors.Is(err, ErrNotFinite) {
 				return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
 			}
@@ -242,7 +242,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		}
 		steps++
 		if opt.Progress != nil {
-			opt.Progress(step+1, p.Steps, loss)
+			opt.Progress(step+1, planned, loss)
 		}
 		if opt.Budget > 0 && time.Since(start) > opt.Budget {
 			break
@@ -345,7 +345,7 @@ func (r *Result) finish(start time.Time) {
 // latents, started from the stencil's exact coefficients: the criterion
 // the estimate is read from. It is +Inf when either fit fails.
 func outputError(lat [][]float64, dt float64, off Offset) float64 {
-	f, err := FitODE(lat, dt, off)
+	f, err := fitODECoef(lat, dt, off)
 	if err != nil {
 		return math.Inf(1)
 	}

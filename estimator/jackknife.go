@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/internal/par"
 )
 
 // JackknifeSigma is the readout-selection part of the reported
@@ -98,7 +99,7 @@ func jackknifeReadout(e *LowRank, h []float64, lens []int, dt float64, p Preset,
 	}
 	reps := make([][2]float64, len(groups))
 	ok := make([]bool, len(groups))
-	parallel(len(groups), func(g int) {
+	par.For(len(groups), func(g int) {
 		var feats [][]float64
 		start := 0
 		for m, l := range lens {
@@ -141,7 +142,7 @@ func jackknifeReadout(e *LowRank, h []float64, lens []int, dt float64, p Preset,
 			lat[m] = z[start : start+l]
 			start += l
 		}
-		f, err := FitODE(lat, dt, p.Loss.Offset)
+		f, err := fitODECoef(lat, dt, p.Loss.Offset)
 		if err != nil {
 			return
 		}

@@ -58,6 +58,18 @@ func (f *ODEFit) RelResidual() float64 {
 // per-clip constants are partialled out (Frisch–Waugh–Lovell): each clip's
 // rows are centred on their own means and (γ1, γ0) solved from those.
 func FitODE(latents [][]float64, dt float64, off Offset) (*ODEFit, error) {
+	return fitODE(latents, dt, off, true)
+}
+
+// fitODECoef is FitODE's coefficients alone (γ1, γ0, G, ClipG and N; no
+// residuals, RSS or covariance), bitwise those of FitODE: for the
+// alternations and training steps that use nothing else, where the
+// Newey–West meat, O(n^{4/3}), was most of the cost.
+func fitODECoef(latents [][]float64, dt float64, off Offset) (*ODEFit, error) {
+	return fitODE(latents, dt, off, false)
+}
+
+func fitODE(latents [][]float64, dt float64, off Offset, withCov bool) (*ODEFit, error) {
 	p := 2
 	if off == SharedOffset {
 		p = 3
@@ -137,6 +149,9 @@ func FitODE(latents [][]float64, dt float64, off Offset) (*ODEFit, error) {
 		for m, mu := range means {
 			f.ClipG[m] = -(mu[2] + f.Gamma1*mu[0] + f.Gamma0*mu[1])
 		}
+	}
+	if !withCov {
+		return f, nil
 	}
 	// Residuals, then the Newey–West meat over each clip.
 	lag := neweyWestLag(n)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/par"
 )
 
 // Errors of Follow.
@@ -213,20 +214,34 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		if q > 0 && k == (q-1)*n/seedFrames {
 			continue
 		}
-		for _, s := range seeds(clips[0].Frames[k], bg, act, w, h, opt.Objects) {
-			found++
-			if err := ctx.Err(); err != nil {
-				return nil, err
+		ss := seeds(clips[0].Frames[k], bg, act, w, h, opt.Objects)
+		found += len(ss)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		// The seeds of one frame are followed at once, one per core, and
+		// their paths then taken in seed order exactly as one after the
+		// other: a seed a path of this frame turns out to follow is
+		// dropped unseen. Seeds of one frame are distinct objects, so
+		// little is followed in vain.
+		var todo []seed
+		for _, s := range ss {
+			if !followed(paths, s.box, k) {
+				todo = append(todo, s)
 			}
+		}
+		res := make([]Path, len(todo))
+		errs := make([]error, len(todo))
+		par.For(len(todo), func(i int) { res[i], errs[i] = follow(clips, todo[i], k, opt) })
+		for i, s := range todo {
 			if followed(paths, s.box, k) {
 				continue
 			}
-			p, err := follow(clips, s, k, opt)
-			if err != nil {
-				firstErr = cmpErr(firstErr, err)
+			if errs[i] != nil {
+				firstErr = cmpErr(firstErr, errs[i])
 				continue
 			}
-			paths = keep(paths, p)
+			paths = keep(paths, res[i])
 		}
 	}
 	if found == 0 {

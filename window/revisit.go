@@ -3,6 +3,8 @@ package window
 import (
 	"math"
 	"sort"
+
+	"github.com/physd/physd/internal/par"
 )
 
 // Revisit measures whether the latent's level revisits are revisits of the
@@ -80,7 +82,7 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 	// into its own slot, and gathered in level order.
 	level := make([]float64, maxLevels)
 	scored := make([]bool, maxLevels)
-	parallelFor(maxLevels, func(i int) {
+	par.For(maxLevels, func(i int) {
 		u := cov.Lo + (cov.Hi-cov.Lo)*(float64(i)+0.5)/float64(maxLevels)
 		cr := tr.Crossings(u)
 		if len(cr) < 2 {

@@ -2,12 +2,10 @@ package window
 
 import (
 	"math"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"github.com/physd/physd/internal/order"
+	"github.com/physd/physd/internal/par"
 )
 
 // revisitMetric compares a window's frames where its latent lives.
@@ -103,36 +101,11 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 	}
 	// Each frame's exposure map is its own fit: the frames are spread
 	// over the cores.
-	parallelFor(len(all), func(i int) {
+	par.For(len(all), func(i int) {
 		m, k := all[i].m, all[i].k
 		met.gain[m][k], met.offset[m][k] = met.exposure(frames[m][k])
 	})
 	return met
-}
-
-// parallelFor calls fn(0) … fn(n−1) on one goroutine per core; fn must
-// write only to item i's results.
-func parallelFor(n int, fn func(i int)) {
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			fn(i)
-		}
-	}
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
 }
 
 // exposure fits f_p ≈ a·μ_p + b on the background pixels, robustly.

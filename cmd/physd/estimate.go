@@ -81,6 +81,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	seed := fs.Uint64("seed", 1, "random seed")
 	asJSON := fs.Bool("json", false, "write one JSON object")
 	refFlag := fs.String("reference", referenceAuto, "the camera's own motion: auto (measured from the frames: frames that show the same state displaced from one another), x,y,w,h (a region of the video, in its pixels, that should stay still), or off; measured motion is removed before the fit and a latent that still follows it is refused")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the estimate to this file (go tool pprof); for measuring")
 	plotPath := fs.String("plot", "", "also draw the window's latent, fitted ODE solution, covered levels and crossings to `FILE` (.png or .svg)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
@@ -135,6 +136,13 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 	}
 
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return 0, fmt.Errorf("estimate: %w", err)
+		}
+		defer stop()
+	}
 	pre, roiRep, err := chooseRegion(ctx, roiSel, paths, roi.ScanOptions{From: from, To: to, FPS: *fps},
 		stream.Preprocess{Size: p.Size, Binarize: p.Binarize}, log)
 	if err != nil {
