@@ -213,6 +213,7 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 	wLo, wHi := 2*math.Pi/span*0.5, MaxOmega(dt)
 	// The starts are independent: refined one per core, then taken in
 	// grid order, so the winner is the one a serial loop would keep.
+	gram := newStencilGram(feats, k, off)
 	const nw = 10
 	zetas := []float64{0.05, 0.7, 1.5}
 	type start struct {
@@ -224,7 +225,7 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 		iw, zeta := i/len(zetas), zetas[i%len(zetas)]
 		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
 		s := &starts[i]
-		s.u, s.score, s.g0 = refineReadout(feats, k, dt, 2*zeta*omega, omega*omega, off, wt, tau)
+		s.u, s.score, s.g0 = refineReadout(feats, gram, k, dt, 2*zeta*omega, omega*omega, off, wt, tau)
 	})
 	best := math.Inf(1)
 	var bestU []float64
@@ -242,12 +243,12 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 // refineReadout alternates the eigenproblem for u and least squares for γ
 // from the stencil coefficients (g1, g0) until γ settles. It returns the
 // readout, its normalised residual and the final γ0 (nil u on failure).
-func refineReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
+func refineReadout(feats [][]float64, gram *stencilGram, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
 	var u []float64
 	var score float64
 	for range 40 {
 		var err error
-		u, score, err = readoutFor(feats, k, dt, g1, g0, off, wt, tau)
+		u, score, err = readoutFor(gram, dt, g1, g0, wt, tau)
 		if err != nil {
 			return nil, 0, 0
 		}
@@ -297,7 +298,7 @@ func solveReadoutFrom(feats [][]float64, k int, dt, tau float64, off Offset, g1,
 	if err != nil {
 		return nil, err
 	}
-	u, _, g0 := refineReadout(feats, k, dt, g1, g0, off, wt, tau)
+	u, _, g0 := refineReadout(feats, newStencilGram(feats, k, off), k, dt, g1, g0, off, wt, tau)
 	if u == nil || !(g0 > 0) {
 		return nil, fmt.Errorf("closed form: warm start did not converge")
 	}
@@ -343,54 +344,12 @@ func whitener(B *mat.SymDense) (*mat.Dense, error) {
 // feature covariance counts as absent.
 const rankTol = 1e-9
 
-// readoutFor solves the generalised eigenproblem for fixed γ and returns u
-// scaled so that uᵀBu = τ², with the normalised residual uᵀAu/uᵀBu.
-func readoutFor(feats [][]float64, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, error) {
+// readoutFor solves the generalised eigenproblem for fixed γ = (g1, g0),
+// A(γ) built from the features' cross-products g, and returns u scaled so
+// that uᵀBu = τ², with the normalised residual uᵀAu/uᵀBu.
+func readoutFor(g *stencilGram, dt, g1, g0 float64, wt *mat.Dense, tau float64) ([]float64, float64, error) {
 	cm, c0, cp := stencilWeights(g1, g0, dt)
-	var rows []float64
-	n := 0
-	var starts []int // first row of each clip
-	for _, f := range feats {
-		starts = append(starts, n)
-		t := len(f) / k
-		for i := 1; i+1 < t; i++ {
-			for a := range k {
-				rows = append(rows, cm*f[(i-1)*k+a]+c0*f[i*k+a]+cp*f[(i+1)*k+a])
-			}
-			n++
-		}
-	}
-	starts = append(starts, n)
-	switch off {
-	case SharedOffset:
-		centreRows(rows, k, 0, n)
-	case ClipOffsets:
-		for m := range feats {
-			centreRows(rows, k, starts[m], starts[m+1])
-		}
-	}
-	M := mat.NewDense(n, k, rows)
-	var A mat.SymDense
-	A.SymOuterK(1/float64(n), M.T())
-	return minReadout(&A, wt, tau)
-}
-
-// centreRows subtracts from rows lo…hi−1 of the n×k matrix rows their
-// column means: the least-squares offset projected out.
-func centreRows(rows []float64, k, lo, hi int) {
-	if hi <= lo {
-		return
-	}
-	for a := range k {
-		var s float64
-		for i := lo; i < hi; i++ {
-			s += rows[i*k+a]
-		}
-		s /= float64(hi - lo)
-		for i := lo; i < hi; i++ {
-			rows[i*k+a] -= s
-		}
-	}
+	return minReadout(g.A(cm, c0, cp), wt, tau)
 }
 
 // minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B

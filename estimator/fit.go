@@ -150,32 +150,46 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	}
 	params := net.Params()
 	pass := net.pass
-	if lr, ok := net.(*LowRank); ok && opt.Warm == nil {
-		if err := initLowRank(rng, lr, clips, all, bounds, p); err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
+	// h holds the features while W is the one they were computed with
+	// (nil: compute them); h0 those W started training from.
+	var h, h0 []float64
+	lr, _ := net.(*LowRank)
+	encode := func() ([]float64, error) {
+		if h != nil {
+			z, _ := lr.head(h, len(all))
+			return z, nil
 		}
-	} else if ok {
-		reproject := opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor
-		freeze := opt.FreezeFeatures && p.Steps > 0
-		if reproject || freeze {
-			// W does not change in either: the features are computed once.
-			h, err := lr.Features(all)
-			if err != nil {
+		return net.Encode(all)
+	}
+	freeze := false
+	if lr != nil {
+		// A long window trains the layers after the features only (as a
+		// warm fit with FreezeFeatures): its features are computed once.
+		freeze = p.Steps > 0 && (opt.Warm != nil && opt.FreezeFeatures || p.LongWindow(len(all)))
+		reproject := opt.Warm != nil && opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor
+		if opt.Warm == nil {
+			if h, err = initLowRank(rng, lr, clips, all, bounds, p); err != nil {
 				return nil, fmt.Errorf("fit: %w", err)
 			}
-			if reproject {
-				if err := reprojectLowRank(lr, clips, h, bounds, p, *opt.WarmGamma); err != nil {
-					return nil, fmt.Errorf("fit: %w", err)
-				}
-			}
-			if freeze {
-				params = lr.headParams()
-				pass = func([][]float64) ([]float64, func([]float64) error, error) {
-					z, ps := lr.head(h, len(all))
-					return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
-				}
+		}
+		if h == nil && (reproject || freeze) {
+			if h, err = lr.Features(all); err != nil {
+				return nil, fmt.Errorf("fit: %w", err)
 			}
 		}
+		if reproject {
+			if err := reprojectLowRank(lr, clips, h, bounds, p, *opt.WarmGamma); err != nil {
+				return nil, fmt.Errorf("fit: %w", err)
+			}
+		}
+		if freeze {
+			params = lr.headParams()
+			pass = func([][]float64) ([]float64, func([]float64) error, error) {
+				z, ps := lr.head(h, len(all))
+				return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
+			}
+		}
+		h0 = h
 	}
 
 	// The estimate comes from the output-error fit; training minimises the
@@ -186,7 +200,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	var before paramSnapshot
 	beforeErr := math.Inf(1)
 	if p.Exact && p.Steps > 0 {
-		if z, err := net.Encode(all); err == nil {
+		if z, err := encode(); err == nil {
 			before, beforeErr = snapshotParams(net), outputError(split(z), dt, p.Loss.Offset)
 		}
 	}
@@ -194,10 +208,13 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	adam := nn.NewAdam(p.LREncoder)
 	gAdam := newScalarAdam(p.LRGamma, 3)
 	var loss float64
-	steps, planned := 0, p.TrainSteps(len(all))
-	for step := range planned {
+	if !freeze && p.Steps > 0 {
+		h = nil // W trains
+	}
+	steps := 0
+	for step := range p.Steps {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, planned, err)
+			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, p.Steps, err)
 		}
 		z, back, err := pass(all)
 		if err != nil {
@@ -242,14 +259,14 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		}
 		steps++
 		if opt.Progress != nil {
-			opt.Progress(step+1, planned, loss)
+			opt.Progress(step+1, p.Steps, loss)
 		}
 		if opt.Budget > 0 && time.Since(start) > opt.Budget {
 			break
 		}
 	}
 
-	z, err := net.Encode(all)
+	z, err := encode()
 	if err != nil {
 		return nil, fmt.Errorf("fit: final encode: %w", err)
 	}
@@ -257,7 +274,8 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	reverted := false
 	if before != nil && !(outputError(lat, dt, p.Loss.Offset) <= beforeErr) {
 		before.restore(net)
-		if z, err = net.Encode(all); err != nil {
+		h = h0
+		if z, err = encode(); err != nil {
 			return nil, fmt.Errorf("fit: final encode: %w", err)
 		}
 		lat, reverted = split(z), true
@@ -280,7 +298,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		for m := range clips {
 			lens[m] = bounds[m+1] - bounds[m]
 		}
-		if err := r.fitExact(ctx, net, all, lens, p, !opt.TrainOnly, opt.Screen); err != nil {
+		if err := r.fitExact(ctx, net, all, h, lens, p, !opt.TrainOnly, opt.Screen); err != nil {
 			return nil, fmt.Errorf("fit: %w", err)
 		}
 	} else {
@@ -298,9 +316,10 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 // paper's cells it covered the truth within 2σ in 54–68 % of fits) nor
 // the stencil's (tens of times too large on video). net, all and lens
 // are the encoder, its frames and the clips' lengths, for the readout's
-// jackknife; a nil net has no readout to measure. measure false, or a
+// jackknife, and h the encoder's features of all if known (nil: computed
+// there); a nil net has no readout to measure. measure false, or a
 // screen that refuses the fit, leaves σ unmeasured.
-func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, lens []int, p Preset, measure bool, screen func(*Result) bool) error {
+func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, h []float64, lens []int, p Preset, measure bool, screen func(*Result) bool) error {
 	f := r.Stencil
 	g1, g0, err := Exact(r.Gamma1, r.Gamma0, r.Dt)
 	if err != nil {
@@ -327,7 +346,7 @@ func (r *Result) fitExact(ctx context.Context, net network, all [][]float64, len
 			StencilSigma1: math.Sqrt(math.Max(0, cov[0][0])), StencilSigma0: math.Sqrt(math.Max(0, cov[1][1]))}
 		return nil
 	}
-	if err := measureUncertainty(ctx, r, net, all, lens, p, f); err != nil {
+	if err := measureUncertainty(ctx, r, net, all, h, lens, p, f); err != nil {
 		return fmt.Errorf("uncertainty: %w", err)
 	}
 	return nil
@@ -388,21 +407,22 @@ func buildNetwork(rng *rand.Rand, p Preset, w, h int, warm Encoder) (network, er
 // readout, which solves the variance-floor problem with the floor held as
 // a constraint. Without ClosedForm (or with another regulariser, whose
 // problem it does not solve) u starts random and training alone sets it.
-func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) error {
+// It returns the features of W for all, n×K (nil without the closed form).
+func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) ([]float64, error) {
 	k, err := e.spatialBasis(all, clips[0].W, clips[0].H)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !p.ClosedForm || p.Loss.Reg != VarFloor {
 		u := data(e.U)
 		for a := range k {
 			u[a] = p.Loss.Tau * rng.NormFloat64() / math.Sqrt(float64(k))
 		}
-		return nil
+		return nil, nil
 	}
 	h, err := e.Features(all)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	feats := make([][]float64, len(clips))
 	for m := range clips {
@@ -410,7 +430,7 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 	}
 	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Offset)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	copy(data(e.U), u)
 	// Centre the latent: the intercept absorbs the equilibrium.
@@ -421,7 +441,7 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 		}
 	}
 	data(e.B)[0] = -mean / float64(len(all))
-	return nil
+	return h, nil
 }
 
 // reprojectLowRank keeps W (the features) and re-solves the linear

@@ -76,7 +76,7 @@ func fitLatents(ctx context.Context, name string, lat [][]float64, frames [][][]
 		r.First, r.Clips = runs.First, runs.Clip
 	}
 	if p.Exact {
-		if err := r.fitExact(ctx, nil, nil, nil, p, measure, nil); err != nil {
+		if err := r.fitExact(ctx, nil, nil, nil, nil, p, measure, nil); err != nil {
 			return nil, fmt.Errorf("fit latents %s: %w", name, err)
 		}
 	}

@@ -24,9 +24,9 @@ type Preset struct {
 	CNNHidden int   `json:"cnn_hidden,omitempty"`
 	// Steps is the number of full-window gradient steps.
 	Steps int `json:"steps"`
-	// TrainFrames, when positive, bounds the training's work on a long
-	// window: a window of n > TrainFrames frames takes
-	// ⌈Steps·TrainFrames/n⌉ steps (TrainSteps).
+	// TrainFrames, when positive, makes a window of more frames a long
+	// window (LongWindow): its training leaves the spatial features W as
+	// the closed form set them.
 	TrainFrames int     `json:"train_frames,omitempty"`
 	LREncoder   float64 `json:"lr_encoder"`
 	LRGamma     float64 `json:"lr_gamma"`
@@ -79,23 +79,15 @@ func (p Preset) Validate() error {
 	return nil
 }
 
-// TrainSteps is how many gradient steps a window of n frames takes: Steps,
-// or on a window longer than TrainFrames
-//
-//	⌈Steps · TrainFrames / n⌉,
-//
-// so that the training's work (a step costs O(n · pixels · features))
-// stays that of a TrainFrames-frame window. A long window's gradient
-// averages more frames, and the steps are small corrections to a closed
-// form: on the real-footage dev set's two long windows (240 and 1,275
-// frames) the output error fell for the first 5–9 steps and rose after,
-// and the 30 steps were undone.
-func (p Preset) TrainSteps(n int) int {
-	if p.TrainFrames <= 0 || n <= p.TrainFrames || p.Steps == 0 {
-		return p.Steps
-	}
-	return (p.Steps*p.TrainFrames + n - 1) / n
-}
+// LongWindow tells whether a window of n frames trains the layers after
+// the spatial features only (W kept, the features computed once, as in a
+// warm fit with FreezeFeatures): more than TrainFrames frames. A step
+// that trains W costs O(n · pixels · features), the rest O(n · features
+// · hidden); on a long window the closed form's W is fitted to many
+// periods, and W's steps are small corrections to it — on the real-footage
+// dev set's long windows (240 and 1,275 frames) the output error fell for
+// the first 5–9 steps of W and rose after, and the 30 steps were undone.
+func (p Preset) LongWindow(n int) bool { return p.TrainFrames > 0 && n > p.TrainFrames }
 
 // DefaultPreset is the name of the preset physd uses unless told otherwise.
 const DefaultPreset = "edge"
@@ -109,7 +101,7 @@ func presets() map[string]Preset {
 			Name:        "edge",
 			Description: "low-rank encoder on 64×64 frames (smooth spatial basis), exposure normalised per frame, closed-form start, γ by least squares each step, exact AR(2) map",
 			Encoder:     "lowrank", Size: 64, Features: 32, Hidden: 8,
-			Steps: 30, TrainFrames: 300, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
+			Steps: 30, TrainFrames: 200, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
 			Exposure: true, Loss: edgeLoss,
 		},
 		"paper": {

@@ -45,7 +45,7 @@ type Uncertainty struct {
 // (its coefficients start the jackknife's readouts), lens the clips'
 // lengths. If a part cannot be measured r.Cov stays the stencil's, and
 // Note says why.
-func measureUncertainty(ctx context.Context, r *Result, net network, all [][]float64, lens []int, p Preset, stencil *ODEFit) error {
+func measureUncertainty(ctx context.Context, r *Result, net network, all [][]float64, h []float64, lens []int, p Preset, stencil *ODEFit) error {
 	start := time.Now()
 	u := &Uncertainty{Source: "stencil",
 		StencilSigma1: math.Sqrt(math.Max(0, r.StencilCov[0][0])),
@@ -69,9 +69,11 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	h, err := lr.Features(all)
-	if err != nil {
-		return fmt.Errorf("uncertainty: %w", err)
+	if h == nil {
+		var err error
+		if h, err = lr.Features(all); err != nil {
+			return fmt.Errorf("uncertainty: %w", err)
+		}
 	}
 	jk, err := jackknifeReadout(lr, h, lens, r.Dt, p, stencil.Gamma1, stencil.Gamma0)
 	if err != nil {

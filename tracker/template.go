@@ -64,19 +64,34 @@ func newTemplate(f []float64, fw int, b Box, mask []bool) *template {
 // v centred, so the patch's mean drops out of the numerator; gain and
 // offset changes of the patch leave ρ unchanged.
 func (t *template) ncc(f []float64, w, x, y int) float64 {
-	var sp, sp2, svp float64
+	// Two interleaved partial sums of each: a single chain of dependent
+	// additions would wait on the adder's latency every pixel.
+	var sp, sp2, svp, sq, sq2, svq float64
 	for r, runs := range t.rows {
 		base := (y+r)*w + x
 		for _, rn := range runs {
 			row := f[base+rn.x0 : base+rn.x1]
 			tv := t.v[rn.at : rn.at+len(row)]
-			for i, p := range row {
+			tv = tv[:len(row)]
+			i := 0
+			for ; i+1 < len(row); i += 2 {
+				p, q := row[i], row[i+1]
+				sp += p
+				sq += q
+				sp2 += p * p
+				sq2 += q * q
+				svp += tv[i] * p
+				svq += tv[i+1] * q
+			}
+			if i < len(row) {
+				p := row[i]
 				sp += p
 				sp2 += p * p
 				svp += tv[i] * p
 			}
 		}
 	}
+	sp, sp2, svp = sp+sq, sp2+sq2, svp+svq
 	n := float64(len(t.v))
 	v := sp2 - sp*sp/n
 	if !(v > 1e-12) {
