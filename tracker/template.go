@@ -1,6 +1,9 @@
 package tracker
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // template is a patch of the frame an object was found in (the pixels of
 // its mask), mean removed, with its norm.
@@ -12,6 +15,38 @@ type template struct {
 	// where their values start in v: the inner loop reads contiguous
 	// pixels.
 	rows [][]run
+	// z holds the running sums ncc reads; one goroutine uses a template.
+	z rowSums
+}
+
+// rowSums holds running sums of a frame's pixels and of their squares
+// along each row of a region, columns [x0, x0+n) of rows [y0, y1):
+//
+//	s[(y−y0)(n+1) + c] = Σ_{x0 ≤ x < x0+c} p(x, y),  s2 the same of p²,
+//
+// so that a run of pixels sums in two reads whatever its length.
+type rowSums struct {
+	x0, y0, n int
+	s, s2     []float64
+}
+
+// build sums the region [x0, x1) × [y0, y1) of frame f (w wide).
+func (z *rowSums) build(f []float64, w, x0, y0, x1, y1 int) {
+	z.x0, z.y0, z.n = x0, y0, x1-x0
+	m := (z.n + 1) * (y1 - y0)
+	z.s = slices.Grow(z.s[:0], m)[:m]
+	z.s2 = slices.Grow(z.s2[:0], m)[:m]
+	for y := y0; y < y1; y++ {
+		o := (y - y0) * (z.n + 1)
+		s, s2 := z.s[o:o+z.n+1], z.s2[o:o+z.n+1]
+		s[0], s2[0] = 0, 0
+		var a, b float64
+		for i, p := range f[y*w+x0 : y*w+x1] {
+			a += p
+			b += p * p
+			s[i+1], s2[i+1] = a, b
+		}
+	}
 }
 
 // run is a horizontal stretch of template pixels: columns [x0, x1) of a
@@ -63,35 +98,33 @@ func newTemplate(f []float64, fw int, b Box, mask []bool) *template {
 //
 // v centred, so the patch's mean drops out of the numerator; gain and
 // offset changes of the patch leave ρ unchanged.
+//
+// Σ p and Σ p² come from the running sums t.z, which must cover the
+// patch (t.z.build); Σ v_i p_i is summed in two interleaved parts, as
+// one chain of dependent additions would wait on the adder every pixel.
 func (t *template) ncc(f []float64, w, x, y int) float64 {
-	// Two interleaved partial sums of each: a single chain of dependent
-	// additions would wait on the adder's latency every pixel.
-	var sp, sp2, svp, sq, sq2, svq float64
+	var sp, sp2, svp, svq float64
+	z := &t.z
 	for r, runs := range t.rows {
 		base := (y+r)*w + x
+		o := (y+r-z.y0)*(z.n+1) + x - z.x0
 		for _, rn := range runs {
 			row := f[base+rn.x0 : base+rn.x1]
 			tv := t.v[rn.at : rn.at+len(row)]
 			tv = tv[:len(row)]
 			i := 0
 			for ; i+1 < len(row); i += 2 {
-				p, q := row[i], row[i+1]
-				sp += p
-				sq += q
-				sp2 += p * p
-				sq2 += q * q
-				svp += tv[i] * p
-				svq += tv[i+1] * q
+				svp += tv[i] * row[i]
+				svq += tv[i+1] * row[i+1]
 			}
 			if i < len(row) {
-				p := row[i]
-				sp += p
-				sp2 += p * p
-				svp += tv[i] * p
+				svp += tv[i] * row[i]
 			}
+			sp += z.s[o+rn.x1] - z.s[o+rn.x0]
+			sp2 += z.s2[o+rn.x1] - z.s2[o+rn.x0]
 		}
 	}
-	sp, sp2, svp = sp+sq, sp2+sq2, svp+svq
+	svp += svq
 	n := float64(len(t.v))
 	v := sp2 - sp*sp/n
 	if !(v > 1e-12) {
@@ -111,6 +144,9 @@ func (t *template) search(f []float64, w, h, x0, y0, r int) (Point, float64) {
 	bx, by, best := x0, y0, math.Inf(-1)
 	for range 4 {
 		onEdge := false
+		// The sums cover the corners searched and one more either side,
+		// for the parabola.
+		t.z.build(f, w, max(0, x0-r-1), max(0, y0-r-1), min(w, x0+r+1+t.w), min(h, y0+r+1+t.h))
 		for y := max(0, y0-r); y <= min(h-t.h, y0+r); y++ {
 			for x := max(0, x0-r); x <= min(w-t.w, x0+r); x++ {
 				if s := t.ncc(f, w, x, y); s > best {
@@ -148,6 +184,7 @@ func vertex(a, b, c float64) float64 {
 // bestAnywhere is the top-left corner of the best match in all of f and
 // its score.
 func (t *template) bestAnywhere(f []float64, w, h int) (int, int, float64) {
+	t.z.build(f, w, 0, 0, w, h)
 	bx, by, best := 0, 0, math.Inf(-1)
 	for y := 0; y <= h-t.h; y++ {
 		for x := 0; x <= w-t.w; x++ {
@@ -163,6 +200,7 @@ func (t *template) bestAnywhere(f []float64, w, h int) (int, int, float64) {
 // where ok is set (ok is (w−t.w+1) wide) and its score; −Inf if none is.
 func (t *template) bestWhere(f []float64, w int, ok []bool) (int, int, float64) {
 	nx := w - t.w + 1
+	t.z.build(f, w, 0, 0, w, len(f)/w)
 	bx, by, best := 0, 0, math.Inf(-1)
 	for i, use := range ok {
 		if !use {

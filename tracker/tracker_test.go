@@ -269,3 +269,45 @@ func TestFollowOcclusion(t *testing.T) {
 		}
 	}
 }
+
+// ncc's running sums give the correlation the pixels themselves give, for
+// a masked template (several runs a row) at every corner of a region.
+func TestNCCFromRunningSums(t *testing.T) {
+	const w, h = 23, 17
+	rng := rand.New(rand.NewPCG(8, 1))
+	f := make([]float64, w*h)
+	for i := range f {
+		f[i] = rng.Float64()
+	}
+	b := Box{X: 4, Y: 3, W: 7, H: 6}
+	mask := make([]bool, b.W*b.H)
+	for i := range mask {
+		mask[i] = i%5 != 2 // holes: two or three runs a row
+	}
+	tm := newTemplate(f, w, b, mask)
+	if tm == nil {
+		t.Fatal("flat template")
+	}
+	tm.z.build(f, w, 2, 1, w, h)
+	for y := 1; y+b.H <= h; y++ {
+		for x := 2; x+b.W <= w; x++ {
+			var sp, sp2, svp float64
+			i := 0
+			for r := range b.H {
+				for c := range b.W {
+					if !mask[r*b.W+c] {
+						continue
+					}
+					p := f[(y+r)*w+x+c]
+					sp, sp2, svp = sp+p, sp2+p*p, svp+tm.v[i]*p
+					i++
+				}
+			}
+			n := float64(len(tm.v))
+			want := svp / (tm.norm * math.Sqrt(sp2-sp*sp/n))
+			if got := tm.ncc(f, w, x, y); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("corner (%d, %d): ncc %.15f, from the pixels %.15f", x, y, got, want)
+			}
+		}
+	}
+}

@@ -217,6 +217,33 @@ func BenchmarkWarmWindow(b *testing.B) {
 	}
 }
 
+// BenchmarkColdWindow is a cold start, what a learner with no encoder (or
+// one refused long enough) does with a window: the closed form, its
+// training and σ, and the certificate, on the 6 s window of a real
+// camera (180 frames at 30 fps, 64×64).
+func BenchmarkColdWindow(b *testing.B) {
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	t := &testing.T{}
+	frames := streamFrames(t, sim.Scene{System: sim.SystemPendulum, Gamma1: g1, Gamma0: g0, Z0: 50, Duration: 6, FPS: 30, Size: 64, Seed: 1})
+	if t.Failed() || len(frames) < 180 {
+		b.Fatalf("%d frames rendered", len(frames))
+	}
+	w := &Window{Frames: frames[:180], Dt: 1.0 / 30}
+	clip := clipOf(w)
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		l, _ := estimator.NewLearner(estimator.LearnerOptions{Preset: p, Steps: 10, Replay: 1, Seed: 1})
+		o, err := l.Window(ctx, []estimator.Clip{clip}, accept)
+		if err != nil {
+			b.Fatal(err)
+		}
+		Certify(o.Result, Thresholds{})
+	}
+}
+
 // TestSlicerResolutionChange: a camera that switches resolution mid-stream
 // (same preprocessed size, other source size; or another preprocessed
 // size) restarts its windows, and no window mixes the two.
