@@ -249,7 +249,9 @@ func TestDashboardBrowser(t *testing.T) {
 	if d.LatentPoints < 80 || d.LatentPathPts < 80 || d.FittedPoints < 80 || d.Crossings == 0 {
 		t.Errorf("latent plot: %d points (path %d), fitted %d, %d crossings", d.LatentPoints, d.LatentPathPts, d.FittedPoints, d.Crossings)
 	}
-	if d.Verdicts == 0 || !(strings.Contains(d.VerdictText, "certified") || strings.Contains(d.VerdictText, "not-certified")) {
+	// A window the estimator fell behind on is listed as skipped: on a
+	// loaded machine the newest entry may be one.
+	if d.Verdicts == 0 || !(strings.Contains(d.VerdictText, "certified") || strings.HasPrefix(d.VerdictText, "skipped")) {
 		t.Errorf("verdict list: %d entries, first %q", d.Verdicts, d.VerdictText)
 	}
 	if d.FrameWidth != 64 || d.ROIRects != 1 {
