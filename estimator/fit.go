@@ -27,10 +27,10 @@ type Options struct {
 	// onto this window from there before training (see solveReadoutFrom).
 	WarmGamma *[2]float64
 	// FreezeFeatures, with a low-rank encoder, trains only the layers after
-	// the spatial features W (readout, hidden layer, bias): the features
-	// are computed once per fit instead of every step, which is what makes
-	// online fine-tuning cheap enough for a small board. W still trains in
-	// a cold fit.
+	// the spatial features W (readout, hidden layer, bias) of a warm fit:
+	// the features are computed once per fit instead of every step, which
+	// is what makes online fine-tuning cheap enough for a small board. A
+	// preset with FixedFeatures does so in every fit.
 	FreezeFeatures bool
 	// TrainOnly leaves the estimate's σ unmeasured (no bootstrap, no
 	// readout jackknife; Uncertainty.Source "stencil"): for a fit whose
@@ -163,9 +163,7 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	}
 	freeze := false
 	if lr != nil {
-		// A long window trains the layers after the features only (as a
-		// warm fit with FreezeFeatures): its features are computed once.
-		freeze = p.Steps > 0 && (opt.Warm != nil && opt.FreezeFeatures || p.LongWindow(len(all)))
+		freeze = p.Steps > 0 && (opt.Warm != nil && opt.FreezeFeatures || p.FixedFeatures)
 		reproject := opt.Warm != nil && opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor
 		if opt.Warm == nil {
 			if h, err = initLowRank(rng, lr, clips, all, bounds, p); err != nil {

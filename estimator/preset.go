@@ -24,12 +24,12 @@ type Preset struct {
 	CNNHidden int   `json:"cnn_hidden,omitempty"`
 	// Steps is the number of full-window gradient steps.
 	Steps int `json:"steps"`
-	// TrainFrames, when positive, makes a window of more frames a long
-	// window (LongWindow): its training leaves the spatial features W as
-	// the closed form set them.
-	TrainFrames int     `json:"train_frames,omitempty"`
-	LREncoder   float64 `json:"lr_encoder"`
-	LRGamma     float64 `json:"lr_gamma"`
+	// FixedFeatures keeps a low-rank encoder's spatial features W as the
+	// closed form set them: training moves the layers after them, and the
+	// features are computed once per fit instead of twice a step.
+	FixedFeatures bool    `json:"fixed_features,omitempty"`
+	LREncoder     float64 `json:"lr_encoder"`
+	LRGamma       float64 `json:"lr_gamma"`
 	// SolveGamma solves (γ1, γ0[, g]) exactly by least squares at every
 	// step (the loss is quadratic in them) instead of an Adam step on them.
 	SolveGamma bool `json:"solve_gamma"`
@@ -58,9 +58,6 @@ func (p Preset) Validate() error {
 	if p.Steps < 0 {
 		return fmt.Errorf("preset %q: steps %d is negative", p.Name, p.Steps)
 	}
-	if p.TrainFrames < 0 {
-		return fmt.Errorf("preset %q: train_frames %d is negative", p.Name, p.TrainFrames)
-	}
 	if p.Encoder == "lowrank" && p.Features < 1 {
 		return fmt.Errorf("preset %q: features %d: want ≥ 1", p.Name, p.Features)
 	}
@@ -79,16 +76,6 @@ func (p Preset) Validate() error {
 	return nil
 }
 
-// LongWindow tells whether a window of n frames trains the layers after
-// the spatial features only (W kept, the features computed once, as in a
-// warm fit with FreezeFeatures): more than TrainFrames frames. A step
-// that trains W costs O(n · pixels · features), the rest O(n · features
-// · hidden); on a long window the closed form's W is fitted to many
-// periods, and W's steps are small corrections to it — on the real-footage
-// dev set's long windows (240 and 1,275 frames) the output error fell for
-// the first 5–9 steps of W and rose after, and the 30 steps were undone.
-func (p Preset) LongWindow(n int) bool { return p.TrainFrames > 0 && n > p.TrainFrames }
-
 // DefaultPreset is the name of the preset physd uses unless told otherwise.
 const DefaultPreset = "edge"
 
@@ -99,9 +86,9 @@ func presets() map[string]Preset {
 	return map[string]Preset{
 		"edge": {
 			Name:        "edge",
-			Description: "low-rank encoder on 64×64 frames (smooth spatial basis), exposure normalised per frame, closed-form start, γ by least squares each step, exact AR(2) map",
+			Description: "low-rank encoder on 64×64 frames (smooth spatial basis, set by the closed form), exposure normalised per frame, closed-form start, the layers after the features fine-tuned, γ by least squares each step, exact AR(2) map",
 			Encoder:     "lowrank", Size: 64, Features: 32, Hidden: 8,
-			Steps: 30, TrainFrames: 200, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
+			Steps: 30, FixedFeatures: true, LREncoder: 1e-5, SolveGamma: true, ClosedForm: true, Exact: true,
 			Exposure: true, Loss: edgeLoss,
 		},
 		"paper": {
