@@ -55,24 +55,27 @@ func TestCertifyEndToEnd(t *testing.T) {
 		scenes []sim.Scene
 		want   Status
 		reg    sim.Regime
+		// or, for a window too short to tell light damping from none, the
+		// other refusal: both say the window does not determine γ.
+		or Status
 	}{
-		{"underdamped 1.5π", []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 1.5*math.Pi)}, Certified, sim.RegimeUnderdamped},
-		{"underdamped 0.5π", []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 0.5*math.Pi)}, NotCertified, ""},
-		{"critical single", []sim.Scene{pendulum(sim.RegimeCritical, 50, 0, 2)}, NotCertified, ""},
-		{"overdamped single", []sim.Scene{pendulum(sim.RegimeOverdamped, 60, 0, 2)}, NotCertified, ""},
-		{"undamped 2.5π", []sim.Scene{pendulum(sim.RegimeUndamped, 50, 0, 2.5*math.Pi)}, UndampedDiscrete, ""},
+		{"underdamped 1.5π", []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 1.5*math.Pi)}, Certified, sim.RegimeUnderdamped, ""},
+		{"underdamped 0.5π", []sim.Scene{pendulum(sim.RegimeUnderdamped, 50, 0, 0.5*math.Pi)}, NotCertified, "", UndampedDiscrete},
+		{"critical single", []sim.Scene{pendulum(sim.RegimeCritical, 50, 0, 2)}, NotCertified, "", ""},
+		{"overdamped single", []sim.Scene{pendulum(sim.RegimeOverdamped, 60, 0, 2)}, NotCertified, "", ""},
+		{"undamped 2.5π", []sim.Scene{pendulum(sim.RegimeUndamped, 50, 0, 2.5*math.Pi)}, UndampedDiscrete, "", ""},
 		{"three critical with coverage", []sim.Scene{
 			pendulum(sim.RegimeCritical, 50, -200, 2), pendulum(sim.RegimeCritical, 50, -600, 2), pendulum(sim.RegimeCritical, 50, -1000, 2)},
-			Certified, sim.RegimeCritical},
+			Certified, sim.RegimeCritical, ""},
 		{"three critical without coverage", []sim.Scene{
 			pendulum(sim.RegimeCritical, 50, 0, 2), pendulum(sim.RegimeCritical, 50, -100, 2), pendulum(sim.RegimeCritical, -50, 100, 2)},
-			NotCertified, ""},
+			NotCertified, "", ""},
 	}
 	for _, c := range cases {
 		r, v := fitScenes(t, c.scenes)
 		t.Logf("%s: γ0 %.5f ± %.5f, γ1 %.5f ± %.5f; %s %v; cov %+v; ψ %.3g bound %.3g; rel %.3g revisit %+v",
 			c.name, r.Gamma0, r.Sigma0, r.Gamma1, r.Sigma1, v.Status, v.Reasons, v.Coverage, v.Conditioning.PsiMin, v.Conditioning.Bound, v.RelResidual, v.Revisit)
-		if v.Status != c.want {
+		if v.Status != c.want && (c.or == "" || v.Status != c.or) {
 			t.Errorf("%s: verdict %s, want %s (%v)", c.name, v.Status, c.want, v.Reasons)
 		}
 		if v.Certified != (v.Status == Certified) {
