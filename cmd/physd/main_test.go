@@ -50,10 +50,12 @@ func TestSimThenEstimate(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("fitted ODE solution")) || r["plot"] != svg {
 		t.Errorf("--plot %s: report says %v, file: %v, %d bytes", svg, r["plot"], err, len(b))
 	}
-	// A half-period clip is estimated but not certified: exit 3.
+	// A half-period clip is estimated but not certified: exit 3, and the
+	// verdict one of the refusals (too short to tell light damping from
+	// none, it may read as undamped-looking).
 	short := filepath.Join(dir, "s.mp4")
 	physd(t, "sim", "--duration", "0.5pi", short)
-	if code, out, _ := physd(t, "estimate", short); code != exitNotCertified || !strings.Contains(out, "not-certified") {
+	if code, out, _ := physd(t, "estimate", short); code != exitNotCertified || !strings.Contains(out, "not-certified") && !strings.Contains(out, "undamped-uncertified") {
 		t.Errorf("0.5π clip: exit %d, want %d\n%s", code, exitNotCertified, out)
 	}
 }
