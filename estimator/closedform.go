@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/physd/physd/internal/par"
@@ -246,9 +250,10 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 func refineReadout(feats [][]float64, gram *stencilGram, k int, dt, g1, g0 float64, off Offset, wt *mat.Dense, tau float64) ([]float64, float64, float64) {
 	var u []float64
 	var score float64
+	var ws eigWork // the alternations' scratch, reused
 	for range 40 {
 		var err error
-		u, score, err = readoutFor(gram, dt, g1, g0, wt, tau)
+		u, score, err = readoutFor(gram, dt, g1, g0, wt, tau, &ws)
 		if err != nil {
 			return nil, 0, 0
 		}
@@ -347,18 +352,21 @@ const rankTol = 1e-9
 // readoutFor solves the generalised eigenproblem for fixed γ = (g1, g0),
 // A(γ) built from the features' cross-products g, and returns u scaled so
 // that uᵀBu = τ², with the normalised residual uᵀAu/uᵀBu.
-func readoutFor(g *stencilGram, dt, g1, g0 float64, wt *mat.Dense, tau float64) ([]float64, float64, error) {
+func readoutFor(g *stencilGram, dt, g1, g0 float64, wt *mat.Dense, tau float64, ws *eigWork) ([]float64, float64, error) {
 	cm, c0, cp := stencilWeights(g1, g0, dt)
-	return minReadout(g.A(cm, c0, cp), wt, tau)
+	return minReadout(g.A(cm, c0, cp, &ws.a), wt, tau, ws)
 }
 
 // minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B
 // (whitener) and returns u scaled so that uᵀBu = τ², with the minimum.
-func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64) ([]float64, float64, error) {
+// ws holds its scratch across calls; the eigenproblem is solved as
+// mat.EigenSym does (the same LAPACK call and workspace), without its
+// copies.
+func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]float64, float64, error) {
 	k, r := wt.Dims()
 	// C = wtᵀ A wt, by hand: k is a few dozen, where a parallel GEMM's
 	// start-up costs more than the products.
-	aw := make([]float64, k*r) // A wt
+	aw := grow(&ws.aw, k*r) // A wt
 	for i := range k {
 		for j := range r {
 			var v float64
@@ -368,30 +376,52 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64) ([]float64, float64
 			aw[i*r+j] = v
 		}
 	}
-	Cs := mat.NewSymDense(r, nil)
+	cs := grow(&ws.cs, r*r)
+	clear(cs)
 	for a := range r {
 		for b := a; b < r; b++ {
 			var v float64
 			for l := range k {
 				v += wt.At(l, a) * aw[l*r+b]
 			}
-			Cs.SetSym(a, b, v)
+			cs[a*r+b] = v
 		}
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(Cs, true) {
+	sym := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: cs}
+	vals := grow(&ws.w, r)
+	if ws.lwork == 0 || ws.n != r {
+		q := []float64{0}
+		lapack64.Syev(lapack.EVCompute, sym, vals, q, -1)
+		ws.lwork, ws.n = int(q[0]), r
+	}
+	if !lapack64.Syev(lapack.EVCompute, sym, vals, grow(&ws.work, ws.lwork), ws.lwork) {
 		return nil, 0, fmt.Errorf("closed form: eigendecomposition failed")
 	}
-	vals := eig.Values(nil)
-	var V mat.Dense
-	eig.VectorsTo(&V)
-	var u mat.VecDense
-	u.MulVec(wt, V.ColView(0)) // uᵀBu = yᵀy = 1
-	out := make([]float64, k)
+	// u = wt v₀, v₀ the first column of the eigenvectors (uᵀBu = v₀ᵀv₀ = 1),
+	// by the product mat.VecDense.MulVec makes of a column view.
+	u := make([]float64, k)
+	wr := wt.RawMatrix()
+	blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: r, Inc: r, Data: cs}, 0, blas64.Vector{N: k, Inc: 1, Data: u})
 	for a := range k {
-		out[a] = tau * u.AtVec(a)
+		u[a] *= tau
 	}
-	return out, vals[0], nil
+	return u, vals[0], nil
+}
+
+// eigWork is minReadout's scratch: A(γ), the whitened problem, its
+// eigenvalues and LAPACK's workspace (lwork for order n).
+type eigWork struct {
+	a               mat.SymDense
+	aw, cs, w, work []float64
+	lwork, n        int
+}
+
+// grow returns (*b)[:n], reallocating *b when it is shorter.
+func grow(b *[]float64, n int) []float64 {
+	if cap(*b) < n {
+		*b = make([]float64, n)
+	}
+	return (*b)[:n]
 }
 
 func latentsOf(feats [][]float64, k int, u []float64) [][]float64 {
@@ -505,6 +535,6 @@ func trajectoryReadout(feats [][]float64, k int, dt, g1, g0 float64, off Offset,
 	}
 	var A mat.SymDense
 	A.SymOuterK(1/float64(n), E.T())
-	u, _, err := minReadout(&A, wt, tau)
+	u, _, err := minReadout(&A, wt, tau, &eigWork{})
 	return u, err
 }

@@ -94,11 +94,15 @@ func newStencilGram(feats [][]float64, k int, off Offset) *stencilGram {
 	return g
 }
 
-// A is (1/n) Σ r̃ r̃ᵀ for the stencil weights (cm, c0, cp).
-func (g *stencilGram) A(cm, c0, cp float64) *mat.SymDense {
+// A is (1/n) Σ r̃ r̃ᵀ for the stencil weights (cm, c0, cp), written into
+// dst (resized if empty).
+func (g *stencilGram) A(cm, c0, cp float64, dst *mat.SymDense) *mat.SymDense {
 	w := [3]float64{(cm + cp) / 2, (cp - cm) / 2, cm + c0 + cp}
 	k := g.k
-	A := mat.NewSymDense(k, nil)
+	if dst.IsEmpty() || dst.SymmetricDim() != k {
+		*dst = *mat.NewSymDense(k, nil)
+	}
+	A := dst
 	inv := 1 / float64(g.n)
 	for a := range k {
 		for b := a; b < k; b++ {

@@ -65,7 +65,7 @@ func TestStencilGramMatchesRows(t *testing.T) {
 			}
 			var want mat.SymDense
 			want.SymOuterK(1/float64(n), mat.NewDense(n, k, rows).T())
-			got := g.A(cm, c0, cp)
+			got := g.A(cm, c0, cp, &mat.SymDense{})
 			scale := mat.Norm(&want, math.Inf(1))
 			for a := range k {
 				for b := range k {

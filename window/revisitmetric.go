@@ -32,8 +32,10 @@ type revisitMetric struct {
 	wsum       float64
 	mean       []float64
 	background []int
-	// gain[m][k], offset[m][k]: frame k of clip m's exposure map.
+	// gain[m][k], offset[m][k]: frame k of clip m's exposure map; norm
+	// the frames it normalises, each computed once for every level.
 	gain, offset [][]float64
+	norm         [][][]float64
 }
 
 // backgroundR2 is the largest share of a pixel's variance the latent may
@@ -90,11 +92,13 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 	}
 	met.gain = make([][]float64, len(frames))
 	met.offset = make([][]float64, len(frames))
+	met.norm = make([][][]float64, len(frames))
 	type at struct{ m, k int }
 	var all []at
 	for m, fm := range frames {
 		met.gain[m] = make([]float64, len(fm))
 		met.offset[m] = make([]float64, len(fm))
+		met.norm[m] = make([][]float64, len(fm))
 		for k := range fm {
 			all = append(all, at{m, k})
 		}
@@ -104,6 +108,7 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 	par.For(len(all), func(i int) {
 		m, k := all[i].m, all[i].k
 		met.gain[m][k], met.offset[m][k] = met.exposure(frames[m][k])
+		met.norm[m][k] = met.normalise(m, k)
 	})
 	return met
 }
@@ -154,7 +159,11 @@ func (met *revisitMetric) exposure(f []float64) (a, b float64) {
 }
 
 // frame returns frame k of clip m, exposure-normalised.
-func (met *revisitMetric) frame(m, k int) []float64 {
+func (met *revisitMetric) frame(m, k int) []float64 { return met.norm[m][k] }
+
+// normalise computes frame k of clip m, exposure-normalised: the frame
+// itself when its map is the identity.
+func (met *revisitMetric) normalise(m, k int) []float64 {
 	f := met.frames[m][k]
 	a, b := met.gain[m][k], met.offset[m][k]
 	if a == 1 && b == 0 {
