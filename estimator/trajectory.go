@@ -313,10 +313,27 @@ func (p *projector) basis(g1, g0 float64) error {
 	for c := range q {
 		p.lo[c], p.hi[c] = n, 0
 	}
-	row := 0
-	eachPower(lay, phi, func(m, _ int, r0, r1 float64) {
+	// eachPower's recursion written out: a call per row cost as much as
+	// the orthonormalisation below.
+	var r0, r1 float64
+	row, at := 0, 0 // at: the frame r stands for, from the group's first sample
+	for m, l := range lay.lens {
 		g := lay.group[m]
-		p.cols[2*g*n+row], p.cols[(2*g+1)*n+row] = r0, r1
+		if m == 0 || g != lay.group[m-1] {
+			r0, r1, at = 1, 0, 0
+		}
+		for ; at < lay.skip[m]; at++ {
+			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
+		}
+		if l == 0 {
+			continue
+		}
+		c0, c1 := p.cols[2*g*n+row:2*g*n+row+l], p.cols[(2*g+1)*n+row:(2*g+1)*n+row+l]
+		for i := range c0 {
+			c0[i], c1[i] = r0, r1
+			r0, r1 = r0*phi[0][0]+r1*phi[1][0], r0*phi[0][1]+r1*phi[1][1]
+		}
+		at += l
 		cs := [3]int{2 * g, 2*g + 1, -1}
 		switch p.off {
 		case SharedOffset:
@@ -325,15 +342,18 @@ func (p *projector) basis(g1, g0 float64) error {
 			cs[2] = 2*lay.groups + g
 		}
 		if cs[2] >= 0 {
-			p.cols[cs[2]*n+row] = 1
+			ones := p.cols[cs[2]*n+row : cs[2]*n+row+l]
+			for i := range ones {
+				ones[i] = 1
+			}
 		}
 		for _, c := range cs {
 			if c >= 0 {
-				p.lo[c], p.hi[c] = min(p.lo[c], row), max(p.hi[c], row+1)
+				p.lo[c], p.hi[c] = min(p.lo[c], row), max(p.hi[c], row+l)
 			}
 		}
-		row++
-	})
+		row += l
+	}
 	for c := range q {
 		if p.lo[c] >= p.hi[c] {
 			return fmt.Errorf("trajectory design: column %d is empty: %w", c, ErrDegenerate)
