@@ -50,3 +50,65 @@ func TestProjectorMatchesQR(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectorJacobian checks Kaufman's Jacobian against central
+// differences of the profiled residual: its projection off X's range
+// must match, and the gradient Jᵀr of ½‖r‖² must be exact.
+func TestProjectorJacobian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	const dt = 1.0 / 60
+	lat := [][]float64{make([]float64, 80), make([]float64, 30), make([]float64, 120)}
+	runs, err := latentsLayout(lat, &Runs{Clip: []int{0, 0, 1}, First: []int{0, 95, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, lay := range map[string]layout{"clips": seqLayout([]int{150, 60}), "runs": runs} {
+		for _, off := range []Offset{NoOffset, SharedOffset, ClipOffsets} {
+			for _, g := range [][2]float64{{0.4, 38}, {12, 20}, {0.05, 3}} {
+				n := lay.n()
+				z := make([]float64, n)
+				for i := range z {
+					z[i] = math.Cos(5.9*float64(i)*dt)*math.Exp(-0.25*float64(i)*dt) + 0.3 + 0.02*rng.NormFloat64()
+				}
+				pr := newProjector(lay, dt, off)
+				r := make([]float64, n)
+				if err := pr.residual(z, g[0], g[1], r); err != nil {
+					t.Fatal(err)
+				}
+				jac := make([][2]float64, n)
+				if err := pr.jacobian(jac, make([]float64, 2*n)); err != nil {
+					t.Fatal(err)
+				}
+				fd := newProjector(lay, dt, off)
+				for j := range 2 {
+					h := 1e-6 * math.Max(1, math.Abs(g[j]))
+					gp, gm := g, g
+					gp[j] += h
+					gm[j] -= h
+					rp, rm := make([]float64, n), make([]float64, n)
+					if fd.residual(z, gp[0], gp[1], rp) != nil || fd.residual(z, gm[0], gm[1], rm) != nil {
+						t.Fatal("residual failed")
+					}
+					col := make([]float64, n)
+					var grad, gradFD, scale, diff float64
+					for i := range col {
+						col[i] = (rp[i] - rm[i]) / (2 * h)
+						gradFD += col[i] * r[i]
+						grad += jac[i][j] * r[i]
+					}
+					pr.project(col) // (I − P) ∂r/∂γj is Kaufman's term
+					for i := range col {
+						scale = math.Max(scale, math.Abs(col[i]))
+						diff = math.Max(diff, math.Abs(col[i]-jac[i][j]))
+					}
+					if diff > 1e-5*scale {
+						t.Errorf("%s, offset %v, γ = %v: ∂r/∂γ%d off X's range differs by %.3g (scale %.3g)", name, off, g, 1-j, diff, scale)
+					}
+					if math.Abs(grad-gradFD) > 1e-5*math.Abs(gradFD)+1e-9 {
+						t.Errorf("%s, offset %v, γ = %v: gradient in γ%d %.10g, differenced %.10g", name, off, g, 1-j, grad, gradFD)
+					}
+				}
+			}
+		}
+	}
+}

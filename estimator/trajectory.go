@@ -216,7 +216,7 @@ func FitTrajectoryRuns(latents [][]float64, runs *Runs, dt, g1, g0 float64, off 
 func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset) ([2]float64, error) {
 	pr := newProjector(lay, dt, off)
 	n := len(z)
-	r, rp, rm, nr := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+	r, nr, work := make([]float64, n), make([]float64, n), make([]float64, 2*n)
 	if err := pr.residual(z, x[0], x[1], r); err != nil {
 		return x, fmt.Errorf("fit trajectory: %w", err)
 	}
@@ -224,19 +224,10 @@ func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset)
 	lambda := 1e-3
 	jac := make([][2]float64, n)
 	for range 100 {
-		for j := range 2 {
-			h := 1e-6 * math.Max(1, math.Abs(x[j]))
-			xp, xm := x, x
-			xp[j] += h
-			xm[j] -= h
-			errP := pr.residual(z, xp[0], xp[1], rp)
-			errM := pr.residual(z, xm[0], xm[1], rm)
-			if errP != nil || errM != nil {
-				return x, fmt.Errorf("fit trajectory: Jacobian at (%g, %g): %w", x[0], x[1], ErrDegenerate)
-			}
-			for i := range z {
-				jac[i][j] = (rp[i] - rm[i]) / (2 * h)
-			}
+		// pr holds the basis and Qᵀz of x: its residual was the last
+		// computed, at the start or as the step accepted.
+		if err := pr.jacobian(jac, work); err != nil {
+			return x, fmt.Errorf("fit trajectory: Jacobian at (%g, %g): %w", x[0], x[1], ErrDegenerate)
 		}
 		var a, b, c, ga, gb float64
 		for i := range z {
@@ -280,7 +271,8 @@ func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset)
 
 // projector computes the profiled residual z − X(γ)β̂(γ) of the
 // trajectory design (trajectoryDesign) over and over without allocating:
-// the search evaluates it five times a step, the bootstrap B times that.
+// the search evaluates it at every trial step, the bootstrap B times that,
+// and it gives the search its Jacobian (jacobian) from what it computed.
 // It orthonormalises X's q columns by modified Gram–Schmidt, each column
 // twice ("twice is enough", Giraud et al. 2005), which is as accurate as
 // Householder QR for the residual, and subtracts z's projection. A
@@ -294,12 +286,20 @@ type projector struct {
 	n, q   int
 	cols   []float64 // q columns of length n, column c at cols[c·n:]
 	lo, hi []int     // column c is zero outside rows lo[c] … hi[c]−1
+
+	// What the last basis and residual left for the Jacobian: X = QR
+	// (R upper triangular, q×q, row-major), Qᵀz of the last residual,
+	// and the γ and Φ = e^{AΔt} of the basis.
+	r, qz  []float64
+	beta   []float64 // β̂, jacobian's scratch
+	g1, g0 float64
+	phi    [2][2]float64
 }
 
 func newProjector(lay layout, dt float64, off Offset) *projector {
 	n, q := lay.n(), lay.q(off)
 	return &projector{lay: lay, off: off, dt: dt, n: n, q: q, cols: make([]float64, n*q),
-		lo: make([]int, q), hi: make([]int, q)}
+		lo: make([]int, q), hi: make([]int, q), r: make([]float64, q*q), qz: make([]float64, q), beta: make([]float64, q)}
 }
 
 // basis sets p.cols to an orthonormal basis of the columns of X(γ).
@@ -309,7 +309,9 @@ func (p *projector) basis(g1, g0 float64) error {
 		return err
 	}
 	n, q, lay := p.n, p.q, p.lay
+	p.g1, p.g0, p.phi = g1, g0, phi
 	clear(p.cols)
+	clear(p.r)
 	for c := range q {
 		p.lo[c], p.hi[c] = n, 0
 	}
@@ -367,7 +369,7 @@ func (p *projector) basis(g1, g0 float64) error {
 					continue // disjoint supports: already orthogonal
 				}
 				p.lo[c], p.hi[c] = min(p.lo[c], p.lo[d]), max(p.hi[c], p.hi[d])
-				subtractProjection(v[p.lo[d]:p.hi[d]], p.cols[d*n+p.lo[d]:d*n+p.hi[d]])
+				p.r[d*q+c] += subtractProjection(v[p.lo[d]:p.hi[d]], p.cols[d*n+p.lo[d]:d*n+p.hi[d]])
 			}
 		}
 		w := v[p.lo[c]:p.hi[c]]
@@ -375,6 +377,7 @@ func (p *projector) basis(g1, g0 float64) error {
 		if !(norm > 1e-15*norm0) {
 			return fmt.Errorf("trajectory design: %w", ErrDegenerate)
 		}
+		p.r[c*q+c] = norm
 		for i := range w {
 			w[i] /= norm
 		}
@@ -388,22 +391,113 @@ func (p *projector) residual(z []float64, g1, g0 float64, out []float64) error {
 		return err
 	}
 	copy(out, z)
-	p.project(out)
+	clear(p.qz)
+	p.projectCoef(out, p.qz)
 	return nil
 }
 
 // project sets v ← v − QQᵀv for the basis Q in p.cols, twice.
-func (p *projector) project(v []float64) {
+func (p *projector) project(v []float64) { p.projectCoef(v, nil) }
+
+// projectCoef is project that also adds Qᵀv (both passes' parts) to
+// coef, when coef is not nil.
+func (p *projector) projectCoef(v, coef []float64) {
 	n := p.n
 	for range 2 {
 		for c := range p.q {
-			subtractProjection(v[p.lo[c]:p.hi[c]], p.cols[c*n+p.lo[c]:c*n+p.hi[c]])
+			d := subtractProjection(v[p.lo[c]:p.hi[c]], p.cols[c*n+p.lo[c]:c*n+p.hi[c]])
+			if coef != nil {
+				coef[c] += d
+			}
 		}
 	}
 }
 
-// subtractProjection sets v ← v − (uᵀv) u for a unit vector u.
-func subtractProjection(v, u []float64) {
+// jacobian writes into jac the Jacobian of the last residual's
+// r(γ) = (I − P(γ)) z with respect to (γ1, γ0), in Kaufman's form
+//
+//	∂r/∂γj ≈ −(I − P) (∂X/∂γj) β̂,
+//
+// which drops the part of the exact derivative lying in X's range; it is
+// orthogonal to r, so Jᵀr, the gradient of ½‖r‖², is exact and the
+// search stops where the exact one would (Kaufman 1975; Golub and
+// Pereyra 2003). β̂ solves R β̂ = Qᵀz. A group's free response is
+// y_k = e₁ᵀ s_k with s_{k+1} = Φ s_k and s_0 = β̂'s state, so
+//
+//	∂s_{k+1} = ∂Φ s_k + Φ ∂s_k,  ∂s_0 = 0,
+//
+// with ∂Φ/∂γj by central differences of the 2×2 state map (error
+// O(h²) ≈ 1e-12 relative). It costs two projections instead of the four
+// residuals of a differenced Jacobian. work must hold 2n values.
+func (p *projector) jacobian(jac [][2]float64, work []float64) error {
+	n, q, lay := p.n, p.q, p.lay
+	beta := p.beta
+	for c := q - 1; c >= 0; c-- {
+		v := p.qz[c]
+		for e := c + 1; e < q; e++ {
+			v -= p.r[c*q+e] * beta[e]
+		}
+		beta[c] = v / p.r[c*q+c]
+	}
+	var dphi [2][2][2]float64
+	for j := range 2 {
+		x := [2]float64{p.g1, p.g0}
+		h := 1e-6 * math.Max(1, math.Abs(x[j]))
+		xp, xm := x, x
+		xp[j] += h
+		xm[j] -= h
+		pp, err := stateMap(xp[0], xp[1], p.dt)
+		if err != nil {
+			return err
+		}
+		pm, err := stateMap(xm[0], xm[1], p.dt)
+		if err != nil {
+			return err
+		}
+		for a := range 2 {
+			for b := range 2 {
+				dphi[j][a][b] = (pp[a][b] - pm[a][b]) / (2 * h)
+			}
+		}
+	}
+	f := p.phi
+	d := [2][]float64{work[:n], work[n : 2*n]}
+	var s [2]float64     // the state
+	var ds [2][2]float64 // its derivative in γj, ds[j]
+	row, at := 0, 0
+	for m, l := range lay.lens {
+		g := lay.group[m]
+		if m == 0 || g != lay.group[m-1] {
+			s, ds, at = [2]float64{beta[2*g], beta[2*g+1]}, [2][2]float64{}, 0
+		}
+		for k := -lay.skip[m] + at; k < l; k++ {
+			if k >= 0 {
+				d[0][row+k], d[1][row+k] = -ds[0][0], -ds[1][0]
+			}
+			for j := range 2 {
+				a := &dphi[j]
+				ds[j] = [2]float64{
+					a[0][0]*s[0] + a[0][1]*s[1] + f[0][0]*ds[j][0] + f[0][1]*ds[j][1],
+					a[1][0]*s[0] + a[1][1]*s[1] + f[1][0]*ds[j][0] + f[1][1]*ds[j][1],
+				}
+			}
+			s = [2]float64{f[0][0]*s[0] + f[0][1]*s[1], f[1][0]*s[0] + f[1][1]*s[1]}
+		}
+		at = lay.skip[m] + l
+		row += l
+	}
+	for j := range 2 {
+		p.project(d[j])
+		for i := range n {
+			jac[i][j] = d[j][i]
+		}
+	}
+	return nil
+}
+
+// subtractProjection sets v ← v − (uᵀv) u for a unit vector u and
+// returns uᵀv.
+func subtractProjection(v, u []float64) float64 {
 	var d float64
 	for i, x := range u {
 		d += x * v[i]
@@ -411,6 +505,7 @@ func subtractProjection(v, u []float64) {
 	for i, x := range u {
 		v[i] -= d * x
 	}
+	return d
 }
 
 // trajectoryResult assembles the fit at (γ1, γ0) = x with its sandwich
