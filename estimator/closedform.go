@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
@@ -65,6 +66,7 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 	}
 	kept := 0
 	row := make([]float64, e.P)
+	feat := make([]float64, n)
 	cosLimit := min(limit, cosineModes)
 	for d := 1; d < 2*m-1 && kept < cosLimit; d++ { // by total order p+q, low first
 		for p := range m {
@@ -77,12 +79,16 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 					row[y*w+i] = cx[p][i] * cy[q][y]
 				}
 			}
-			var s2 float64
-			for r := range n {
+			// The frames' features on both cores, summed in frame order.
+			par.For(n, func(r int) {
 				var f float64
 				for j, v := range x[r*e.P : (r+1)*e.P] {
 					f += v * row[j]
 				}
+				feat[r] = f
+			})
+			var s2 float64
+			for _, f := range feat {
 				s2 += f * f
 			}
 			sd := math.Sqrt(s2 / float64(n))
@@ -133,40 +139,56 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 		}
 		n = m
 	}
+	// Every loop below runs on both cores over rows, frames or features
+	// whose sums do not depend on one another, each in the order one core
+	// would take: the result is the same to the bit.
+	norms := make([]float64, kept)
 	for j := range kept {
-		row := wd[j*e.P : (j+1)*e.P]
-		var nn float64
-		for _, v := range row {
-			nn += v * v
+		for _, v := range wd[j*e.P : (j+1)*e.P] {
+			norms[j] += v * v
 		}
-		for r := range n {
-			xr := res[r*e.P : (r+1)*e.P]
+	}
+	par.For(n, func(r int) {
+		xr := res[r*e.P : (r+1)*e.P]
+		for j := range kept {
+			row := wd[j*e.P : (j+1)*e.P]
 			var d float64
 			for i, v := range row {
 				d += xr[i] * v
 			}
 			for i, v := range row {
-				xr[i] -= d / nn * v
+				xr[i] -= d / norms[j] * v
 			}
 		}
-	}
-	R := mat.NewDense(n, e.P, res)
-	var G mat.SymDense
-	G.SymOuterK(1, R)
+	})
+	// G = R Rᵀ, upper triangle: G_ij = r_i·r_j as Dsyrk sums it
+	// (f64.DotUnitary, which floats.Dot calls).
+	g := make([]float64, n*n)
+	par.For(n, func(i int) {
+		ri := res[i*e.P : (i+1)*e.P]
+		for j := i; j < n; j++ {
+			g[i*n+j] = floats.Dot(ri, res[j*e.P:(j+1)*e.P])
+		}
+	})
 	var eig mat.EigenSym
-	if !eig.Factorize(&G, true) {
+	if !eig.Factorize(mat.NewSymDense(n, g), true) {
 		return kept
 	}
 	vals := eig.Values(nil)
 	var V mat.Dense
 	eig.VectorsTo(&V)
-	for c := n - 1; c >= 0 && kept < limit; c-- {
+	var cols []int
+	for c := n - 1; c >= 0 && kept+len(cols) < limit; c-- {
 		if !(vals[c] > rankTol*vals[n-1]) || !(vals[n-1] > 0) {
 			break
 		}
+		cols = append(cols, c)
+	}
+	par.For(len(cols), func(i int) {
+		c := cols[i]
 		// Pixel direction Rᵀv/‖Rᵀv‖; its feature then has variance λ/n,
 		// so dividing by √(λ/n) gives unit variance like the cosine modes.
-		dst := wd[kept*e.P : (kept+1)*e.P]
+		dst := wd[(kept+i)*e.P : (kept+i+1)*e.P]
 		clear(dst)
 		for r := range n {
 			if v := V.At(r, c); v != 0 {
@@ -179,9 +201,8 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 		for i := range dst {
 			dst[i] *= s
 		}
-		kept++
-	}
-	return kept
+	})
+	return kept + len(cols)
 }
 
 // solveReadout finds the linear readout u minimising the ODE residual of
