@@ -50,6 +50,11 @@ type Options struct {
 	// after the step that crosses it (at least one step runs), so a slow
 	// board trains less per window instead of falling behind.
 	Budget time.Duration
+	// Normalized, with a preset that normalises exposure, says the clips
+	// were normalised already (NormalizeExposure, which returned this
+	// record): the caller needed the frames the encoder sees before the
+	// fit (tracker.FollowAhead), and Fit does not do it twice.
+	Normalized *Exposure
 }
 
 // Result is an estimate of (γ1, γ0) with what it rests on.
@@ -124,7 +129,10 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	var expo *Exposure
-	if p.Exposure {
+	switch {
+	case p.Exposure && opt.Normalized != nil:
+		expo = opt.Normalized
+	case p.Exposure:
 		var e Exposure
 		clips, e = NormalizeExposure(clips)
 		expo = &e

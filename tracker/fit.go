@@ -30,6 +30,11 @@ func Candidates(ctx context.Context, clips []estimator.Clip, frames [][][]float6
 	if err != nil {
 		return nil, err
 	}
+	return fitPaths(ctx, clips, paths, p, opt)
+}
+
+// fitPaths is Candidates on paths already followed through clips.
+func fitPaths(ctx context.Context, clips []estimator.Clip, paths []Path, p estimator.Preset, opt Options) ([]*estimator.Result, error) {
 	var out []*estimator.Result
 	var first error
 	for i := range paths {

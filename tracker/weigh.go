@@ -16,6 +16,44 @@ import (
 // keeps enc's training record (steps, exposure, encoder) and adds its
 // own time. Why nothing could be followed is logged at debug level.
 func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger) (*estimator.Result, window.Verdict) {
+	return weigh(ctx, clips, enc, p, th, cam, log, nil)
+}
+
+// Ahead is the objects of a window followed while its encoder is fitted
+// (FollowAhead): following needs only the frames, and the fit leaves one
+// core idle much of the time (the spatial basis's eigendecomposition,
+// the training steps of the readout's head).
+type Ahead struct {
+	clips []estimator.Clip
+	done  chan struct{}
+	paths []Path
+	err   error
+}
+
+// FollowAhead starts following the objects of clips — their frames
+// exposure normalised as the encoder will see them
+// (estimator.NormalizeExposure, passed to the fit as
+// estimator.Options.Normalized) — on a goroutine of its own, for
+// Ahead.Weigh once the encoder's fit is done. Cancel ctx to stop it.
+func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
+	a := &Ahead{clips: clips, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.paths, a.err = Follow(ctx, clips, Options{})
+	}()
+	return a
+}
+
+// Weigh is Weigh with the objects a followed; enc must be the encoder's
+// fit of a's frames. The result is Weigh's, to the bit.
+func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger) (*estimator.Result, window.Verdict) {
+	<-a.done
+	return weigh(ctx, clips, enc, p, th, cam, log, a)
+}
+
+// weigh is Weigh, on the objects ahead followed when it is not nil (its
+// frames, which must be enc's).
+func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, ahead *Ahead) (*estimator.Result, window.Verdict) {
 	cands := []*estimator.Result{enc}
 	if enc != nil && len(enc.Frames) == len(clips) {
 		seen := make([]estimator.Clip, len(clips))
@@ -25,7 +63,16 @@ func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		// A path whose certificate fails level-set coverage on its
 		// screening fit is refused whatever its σ: no bootstrap for it.
 		screen := func(r *estimator.Result) bool { return window.Covered(r, th) }
-		alts, err := Candidates(ctx, seen, enc.Frames, p, Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen})
+		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen}
+		var alts []*estimator.Result
+		var err error
+		if ahead != nil {
+			if err = ahead.err; err == nil {
+				alts, err = fitPaths(ctx, seen, ahead.paths, p, opt)
+			}
+		} else {
+			alts, err = Candidates(ctx, seen, enc.Frames, p, opt)
+		}
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)
 		}

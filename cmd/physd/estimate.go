@@ -216,13 +216,24 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	if track != nil && track.Detected {
 		log.Info("camera motion", "summary", track.Summary())
 	}
+	// The tracker follows the scene's objects while the encoder is
+	// fitted, on the frames the encoder sees.
+	fitClips, expo := clips, (*estimator.Exposure)(nil)
+	if p.Exposure {
+		var e estimator.Exposure
+		fitClips, e = estimator.NormalizeExposure(clips)
+		expo = &e
+	}
+	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	ahead := tracker.FollowAhead(followCtx, fitClips)
 	bar := newProgress(stderr)
-	res, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update})
+	res, err := estimator.Fit(ctx, fitClips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update, Normalized: expo})
 	bar.done()
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
-	res, v := tracker.Weigh(ctx, clips, res, p, window.Thresholds{}, track, log)
+	res, v := ahead.Weigh(ctx, clips, res, p, window.Thresholds{}, track, log)
 	rep.Exposure = res.Exposure
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty

@@ -1,0 +1,59 @@
+package tracker
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/window"
+)
+
+// TestFollowAheadWeighsAsWeigh checks that following the objects while
+// the encoder is fitted (FollowAhead, Options.Normalized) reports what
+// following them afterwards (Weigh) does: the same fit and verdict.
+func TestFollowAheadWeighsAsWeigh(t *testing.T) {
+	const w, h, dt = 30, 100, 1.0 / 30
+	ys := damped(150, dt, 50, 30, 0.8, 30)
+	frames := scene(w, h, 3, 15, ys, 0.01, 2)
+	// An exposure step the encoder's preset undoes before either reads.
+	for _, f := range frames[70:] {
+		for j := range f {
+			f[j] = 1.2*f[j] + 0.05
+		}
+	}
+	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	ctx := context.Background()
+
+	enc, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantV := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, nil)
+
+	fitClips, expo := clips, (*estimator.Exposure)(nil)
+	if p.Exposure {
+		var e estimator.Exposure
+		fitClips, e = estimator.NormalizeExposure(clips)
+		expo = &e
+	}
+	ahead := FollowAhead(ctx, fitClips)
+	enc2, err := estimator.Fit(ctx, fitClips, estimator.Options{Preset: p, Seed: 1, Normalized: expo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotV := ahead.Weigh(ctx, clips, enc2, p, window.Thresholds{}, nil, nil)
+	if got.Readout != want.Readout || got.Gamma0 != want.Gamma0 || got.Gamma1 != want.Gamma1 ||
+		got.Sigma0 != want.Sigma0 || got.Sigma1 != want.Sigma1 || gotV.Status != wantV.Status {
+		t.Errorf("ahead: %s γ0 %v ± %v γ1 %v ± %v %s; after: %s γ0 %v ± %v γ1 %v ± %v %s",
+			got.Readout, got.Gamma0, got.Sigma0, got.Gamma1, got.Sigma1, gotV.Status,
+			want.Readout, want.Gamma0, want.Sigma0, want.Gamma1, want.Sigma1, wantV.Status)
+	}
+	if !reflect.DeepEqual(got.Exposure, want.Exposure) {
+		t.Errorf("exposure record %+v, want %+v", got.Exposure, want.Exposure)
+	}
+	if want.Readout == enc.Readout {
+		t.Logf("the encoder's readout won (%s); the tracked candidates were still compared", want.Readout)
+	}
+}
