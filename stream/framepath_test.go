@@ -11,10 +11,11 @@ import (
 
 // BenchmarkFramePath is a live camera's steady-state per-frame path as
 // the native RTSP and WebRTC readers run it: an H.264 640×480 access unit
-// decoded, its luma mapped to full range, cropped to a real camera's
-// region (640×60, the springWars track the daemon bench measures) and
-// resized to the preset's 64² pixels. allocs/op is per frame; the one
-// left is the frame's pixels, which the windows keep.
+// decoded, its luma cropped to a real camera's region (640×60, the
+// springWars track the daemon bench measures), mapped from video to full
+// range as it is read and resized to the preset's 64² pixels. allocs/op
+// is per frame; the one left is the frame's pixels, which the windows
+// keep.
 func BenchmarkFramePath(b *testing.B) {
 	c := decEncode(b, b.TempDir(), decClipSpec{mime: webrtc.MimeTypeH264, size: 480, scale: "640:480", seconds: 3, gop: 20,
 		quality: []string{"-b:v", "1M"}})
@@ -31,10 +32,8 @@ func BenchmarkFramePath(b *testing.B) {
 			d := decMustOpen(b, webrtc.MimeTypeH264)
 			d.reuseLuma = reuse
 			var gray image.Gray
-			var scratch *grayScratch
-			if reuse {
-				scratch = &grayScratch{}
-			}
+			lv := videoLevels()
+			scratch := &grayScratch{levels: lv}
 			// Warm up: the decoder's and the scratch's buffers reach
 			// their size.
 			for _, au := range c.aus {
@@ -49,7 +48,9 @@ func BenchmarkFramePath(b *testing.B) {
 				if err != nil || w != 640 {
 					b.Fatalf("frame %d: width %d, %v", n%len(c.aus), w, err)
 				}
-				videoToFullRange(luma)
+				if !reuse {
+					scratch = &grayScratch{levels: lv}
+				}
 				gray.Pix, gray.Stride, gray.Rect = luma, w, image.Rect(0, 0, w, h)
 				f, err := pre.applyGray(&gray, scratch)
 				if err != nil || len(f.Pix) == 0 {

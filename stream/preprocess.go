@@ -201,11 +201,32 @@ func (p Preprocess) ApplyGray(img *image.Gray) (Frame, error) {
 	return p.applyGray(img, nil)
 }
 
+// levels maps a decoder's 8-bit luma to the gray levels physd reads.
+type levels [256]byte
+
+// videoLevels maps luma from the video range [16, 235] that VP8 and H.264
+// encoders use onto [0, 255], as OpenCV's conversion does for the other
+// sources, so thresholds mean the same for every camera.
+func videoLevels() *levels {
+	var lut levels
+	for i := range lut {
+		v := (i - 16) * 255 / 219
+		lut[i] = byte(min(max(v, 0), 255))
+	}
+	return &lut
+}
+
 // grayScratch is a reader's working memory for applyGray, reused from
 // frame to frame so that a frame costs one allocation (its pixels, which
 // the windows keep) instead of a full-size float copy of the crop and the
 // resize's tables. Not safe for concurrent use.
 type grayScratch struct {
+	// levels, when set, maps every pixel read (videoLevels for a
+	// decoder's luma): applied to the pixels preprocessing reads — the
+	// region, the reference patch, a thumbnail when one is due — instead
+	// of to the whole picture first, which cost a 640×480 camera more
+	// than the crop and resize together.
+	levels     *levels
 	full, tmp  []float64
 	tabFor     [4]int // the w, h, dw, dh the tables are for
 	xtab, ytab []areaWeight
@@ -237,7 +258,11 @@ func (p Preprocess) applyGray(img *image.Gray, s *grayScratch) (Frame, error) {
 	}
 	// Before CheckFrame: a frame the ROI does not fit is exactly what the
 	// operator needs to see.
-	p.Thumb.offerGray(img)
+	var lv *levels
+	if s != nil {
+		lv = s.levels
+	}
+	p.Thumb.offerGray(img, lv)
 	if err := p.CheckFrame(w, h); err != nil {
 		return Frame{}, err
 	}
@@ -245,7 +270,13 @@ func (p Preprocess) applyGray(img *image.Gray, s *grayScratch) (Frame, error) {
 		// A copy: decoders reuse their picture buffers.
 		g := image.NewGray(image.Rect(0, 0, w, h))
 		for y := range h {
-			copy(g.Pix[y*w:(y+1)*w], img.Pix[img.PixOffset(b.Min.X, b.Min.Y+y):])
+			row := g.Pix[y*w : (y+1)*w]
+			copy(row, img.Pix[img.PixOffset(b.Min.X, b.Min.Y+y):])
+			if lv != nil {
+				for x, v := range row {
+					row[x] = lv[v]
+				}
+			}
 		}
 		return Frame{W: w, H: h, SrcW: w, SrcH: h, Gray: g}, nil
 	}
@@ -264,6 +295,12 @@ func (p Preprocess) applyGray(img *image.Gray, s *grayScratch) (Frame, error) {
 	for y := 0; y < h; y++ {
 		row := img.Pix[img.PixOffset(x0, y0+y):]
 		out := full[y*w : (y+1)*w]
+		if lv != nil {
+			for x, v := range row[:w] {
+				out[x] = float64(lv[v])
+			}
+			continue
+		}
 		for x, v := range row[:w] {
 			out[x] = float64(v)
 		}
@@ -280,7 +317,7 @@ func (p Preprocess) applyGray(img *image.Gray, s *grayScratch) (Frame, error) {
 	if p.Reference.IsZero() {
 		return f, nil
 	}
-	return p.withReference(f, func(r Preprocess) (Frame, error) { return r.ApplyGray(img) })
+	return p.withReference(f, func(r Preprocess) (Frame, error) { return r.applyGray(img, &grayScratch{levels: lv}) })
 }
 
 // toUnit maps gray levels 0..255 to [0, 1] in place. The resize's weights

@@ -5,8 +5,11 @@ import (
 	"image"
 	"image/color"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPreprocessValidate(t *testing.T) {
@@ -131,5 +134,52 @@ func TestApplyGrayKeepsShape(t *testing.T) {
 	}
 	if math.Abs(diamX-diamY) > 1.5*max(sx, sy) || math.Abs(diamX-2*r) > 2*max(sx, sy) {
 		t.Errorf("disc of diameter %v: %.1f wide and %.1f tall in the output (source pixels)", 2*r, diamX, diamY)
+	}
+}
+
+// TestLevelsAsRead checks that mapping a decoder's luma as it is read
+// (grayScratch.levels) gives, to the bit, what mapping the whole picture
+// first gives: the region, its resize, the reference patch, the
+// whole-frame gray copy and the thumbnail.
+func TestLevelsAsRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	const w, h = 97, 61
+	raw := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range raw.Pix {
+		raw.Pix[i] = byte(rng.IntN(256))
+	}
+	lv := videoLevels()
+	mapped := image.NewGray(raw.Rect)
+	for i, v := range raw.Pix {
+		mapped.Pix[i] = lv[v]
+	}
+	for name, pre := range map[string]Preprocess{
+		"region resized":  {ROI: ROI{X: 5, Y: 9, W: 80, H: 30}, Size: 16},
+		"region as it is": {ROI: ROI{X: 5, Y: 9, W: 20, H: 10}, Width: 20, Height: 10},
+		"reference":       {Size: 24, Reference: ROI{X: 60, Y: 2, W: 30, H: 20}},
+		"whole in gray":   {Gray: true},
+	} {
+		thA, thB := &Thumbnailer{Interval: time.Hour}, &Thumbnailer{Interval: time.Hour}
+		a, b := pre, pre
+		a.Thumb, b.Thumb = thA, thB
+		got, err := a.applyGray(raw, &grayScratch{levels: lv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := b.applyGray(mapped, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Pix, want.Pix) || !slices.Equal(got.Ref, want.Ref) || got.W != want.W || got.H != want.H {
+			t.Errorf("%s: %d×%d frame (ref %d px) differs from the mapped picture's %d×%d (ref %d px)", name, got.W, got.H, len(got.Ref), want.W, want.H, len(want.Ref))
+		}
+		if (got.Gray == nil) != (want.Gray == nil) || got.Gray != nil && !slices.Equal(got.Gray.Pix, want.Gray.Pix) {
+			t.Errorf("%s: whole-frame gray differs", name)
+		}
+		ta, okA := thA.Latest()
+		tb, okB := thB.Latest()
+		if !okA || !okB || !slices.Equal(ta.Pix, tb.Pix) {
+			t.Errorf("%s: thumbnails differ", name)
+		}
 	}
 }

@@ -103,9 +103,10 @@ func (t *Thumbnailer) store(th Thumbnail) {
 	t.mu.Unlock()
 }
 
-// offerGray makes a thumbnail of img if one is due. img must have passed
-// ApplyGray's bounds checks.
-func (t *Thumbnailer) offerGray(img *image.Gray) {
+// offerGray makes a thumbnail of img, its pixels mapped by lv (nil: as
+// they are), if one is due. img must have passed ApplyGray's bounds
+// checks.
+func (t *Thumbnailer) offerGray(img *image.Gray, lv *levels) {
 	now := time.Now()
 	if !t.due(now) {
 		return
@@ -113,13 +114,14 @@ func (t *Thumbnailer) offerGray(img *image.Gray) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	tw, th := t.size(w, h)
-	t.store(Thumbnail{W: tw, H: th, Pix: boxDown(img, tw, th), SrcW: w, SrcH: h, Taken: now})
+	pix := boxDown(img, tw, th, lv)
+	t.store(Thumbnail{W: tw, H: th, Pix: pix, SrcW: w, SrcH: h, Taken: now})
 }
 
 // boxDown shrinks img to tw×th (tw ≤ width, th ≤ height) by averaging the
 // block of source pixels under each output pixel: blocks of uneven size
 // where the factor is not an integer, which a thumbnail does not mind.
-func boxDown(img *image.Gray, tw, th int) []byte {
+func boxDown(img *image.Gray, tw, th int, lv *levels) []byte {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	out := make([]byte, tw*th)
@@ -131,6 +133,9 @@ func boxDown(img *image.Gray, tw, th int) []byte {
 			for y := y0; y < y1; y++ {
 				row := img.Pix[img.PixOffset(b.Min.X, b.Min.Y+y):]
 				for _, v := range row[x0:x1] {
+					if lv != nil {
+						v = lv[v]
+					}
 					sum += int(v)
 				}
 				n += x1 - x0

@@ -29,7 +29,7 @@ func TestThumbnailerApply(t *testing.T) {
 	gocv.CvtColor(gray, &bgr, gocv.ColorGrayToBGR)
 	gocv.CvtColor(gray, &bgra, gocv.ColorGrayToBGRA)
 	ref := &Thumbnailer{}
-	ref.offerGray(img)
+	ref.offerGray(img, nil)
 	want, _ := ref.Latest()
 	for name, m := range map[string]gocv.Mat{"gray": gray, "bgr": bgr, "bgra": bgra} {
 		th := &Thumbnailer{Interval: time.Hour}

@@ -89,7 +89,7 @@ func TestThumbnailerSizes(t *testing.T) {
 		{37, 53, 10, 7, 10},
 	} {
 		th := &Thumbnailer{MaxSide: tc.side, Interval: time.Nanosecond}
-		th.offerGray(gradient(tc.w, tc.h))
+		th.offerGray(gradient(tc.w, tc.h), nil)
 		got, ok := th.Latest()
 		if !ok || got.W != tc.tw || got.H != tc.th || len(got.Pix) != tc.tw*tc.th {
 			t.Errorf("%d×%d side %d: %d×%d (%d pixels), want %d×%d", tc.w, tc.h, tc.side, got.W, got.H, len(got.Pix), tc.tw, tc.th)
@@ -98,7 +98,7 @@ func TestThumbnailerSizes(t *testing.T) {
 	// Unchanged size: the pixels themselves.
 	img := gradient(50, 40)
 	th := &Thumbnailer{}
-	th.offerGray(img)
+	th.offerGray(img, nil)
 	got, _ := th.Latest()
 	for y := range 40 {
 		for x := range 50 {
@@ -121,7 +121,7 @@ func TestThumbnailerROIOutside(t *testing.T) {
 		t.Errorf("no thumbnail of the refused frame")
 	}
 	var nilThumb *Thumbnailer
-	nilThumb.offerGray(gradient(8, 8))
+	nilThumb.offerGray(gradient(8, 8), nil)
 	if _, ok := nilThumb.Latest(); ok {
 		t.Error("a nil Thumbnailer has a thumbnail")
 	}

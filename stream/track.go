@@ -152,7 +152,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 	// The picture's header and the preprocessing's working memory are
 	// reused from frame to frame (one allocation a frame: its pixels).
 	var gray image.Gray
-	var scratch grayScratch
+	scratch := grayScratch{levels: videoLevels()}
 	r.pli() // a publisher that just joined may be between key frames
 	var (
 		st       stamper
@@ -206,7 +206,6 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				firstPTS = pts
 			}
 			t1 := time.Now()
-			videoToFullRange(luma)
 			gray.Pix, gray.Stride, gray.Rect = luma, w, image.Rect(0, 0, w, h)
 			f, err := r.pre.applyGray(&gray, &scratch)
 			if err != nil {
@@ -332,16 +331,3 @@ func (r *trackReader) readRemote(ctx context.Context, t *webrtc.TrackRemote, emi
 	}, t.SetReadDeadline, emit)
 }
 
-// videoToFullRange maps decoded luma from the video range [16, 235] that
-// VP8 and H.264 encoders use onto [0, 255], as OpenCV's conversion does
-// for the other sources, so thresholds mean the same for every camera.
-func videoToFullRange(y []byte) {
-	var lut [256]byte
-	for i := range lut {
-		v := (i - 16) * 255 / 219
-		lut[i] = byte(min(max(v, 0), 255))
-	}
-	for i, v := range y {
-		y[i] = lut[v]
-	}
-}
