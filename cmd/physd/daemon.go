@@ -61,9 +61,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// A soft heap limit keeps a small board's resident set flat: the
 	// runtime collects harder near it instead of growing the heap. About
 	// 100 MB of the resident set are Debian's OpenCV/FFmpeg libraries, so
-	// the Go heap is what there is to bound. $GOMEMLIMIT overrides it.
+	// the Go heap is what there is to bound. It must stay above the live
+	// heap, or the collector runs back to back: a 640×480 camera's live
+	// heap peaks near 60 MB while a window is estimated (its frames, the
+	// exposure-normalised copies the fits read, the replayed window), and
+	// under the old 32 + 8 MiB a camera the daemon collected 60 times a
+	// second and spent 25 % of its CPU doing it. Measured on one real
+	// camera (docs/benchmarks.md): 72 MiB took 30–45 % off the CPU for
+	// 4–24 MiB more resident set; 96 MiB saved little more and cost
+	// 20–40 MiB. $GOMEMLIMIT overrides it.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(32+8*len(cfg.Cameras)) << 20)
+		debug.SetMemoryLimit(int64(48+24*len(cfg.Cameras)) << 20)
 	}
 	opt := daemon.Options{StateDir: dir, Logger: log, Notifier: daemon.Systemd{}}
 	if !*quiet {
