@@ -330,4 +330,3 @@ func (r *trackReader) readRemote(ctx context.Context, t *webrtc.TrackRemote, emi
 		return p, err
 	}, t.SetReadDeadline, emit)
 }
-
