@@ -387,12 +387,21 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]flo
 	k, r := wt.Dims()
 	// C = wtᵀ A wt, by hand: k is a few dozen, where a parallel GEMM's
 	// start-up costs more than the products.
+	// Raw storage rather than At, whose checks cost as much as the
+	// products; the sums are At's, term for term.
+	ar, wr := A.RawSymmetric(), wt.RawMatrix()
+	sa := func(i, l int) float64 { // A's element (i, l) from its upper triangle
+		if i > l {
+			i, l = l, i
+		}
+		return ar.Data[i*ar.Stride+l]
+	}
 	aw := grow(&ws.aw, k*r) // A wt
 	for i := range k {
 		for j := range r {
 			var v float64
 			for l := range k {
-				v += A.At(i, l) * wt.At(l, j)
+				v += sa(i, l) * wr.Data[l*wr.Stride+j]
 			}
 			aw[i*r+j] = v
 		}
@@ -403,7 +412,7 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]flo
 		for b := a; b < r; b++ {
 			var v float64
 			for l := range k {
-				v += wt.At(l, a) * aw[l*r+b]
+				v += wr.Data[l*wr.Stride+a] * aw[l*r+b]
 			}
 			cs[a*r+b] = v
 		}
@@ -421,7 +430,6 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]flo
 	// u = wt v₀, v₀ the first column of the eigenvectors (uᵀBu = v₀ᵀv₀ = 1),
 	// by the product mat.VecDense.MulVec makes of a column view.
 	u := make([]float64, k)
-	wr := wt.RawMatrix()
 	blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: r, Inc: r, Data: cs}, 0, blas64.Vector{N: k, Inc: 1, Data: u})
 	for a := range k {
 		u[a] *= tau
