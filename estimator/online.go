@@ -131,6 +131,23 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		l.replay = nil
 	}
 	energy := motionEnergy(clips)
+	// The window's own fits (as it stands, after training, a cold start)
+	// share one exposure normalisation of its clips instead of each
+	// making its own copy of the frames; training, on the window with
+	// its replay, normalises those together as before.
+	var own []Clip
+	var expo *Exposure
+	normalized := func() ([]Clip, *Exposure) {
+		if own == nil {
+			own = clips
+			if l.opt.Preset.Exposure {
+				var e Exposure
+				own, e = NormalizeExposure(clips)
+				expo = &e
+			}
+		}
+		return own, expo
+	}
 	trained := true
 	if l.enc != nil && l.opt.Lazy {
 		if try, held := l.warm.fitOnly(energy); try {
@@ -140,7 +157,8 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			p := l.opt.Preset
 			p.Steps = 0
 			t0 := time.Now()
-			r, err := Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
+			fc, fe := normalized()
+			r, err := Fit(ctx, fc, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: fe})
 			out.FitTime += time.Since(t0)
 			if err != nil && ctx.Err() != nil {
 				return nil, err
@@ -175,7 +193,8 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			l.steps += int64(r.Steps)
 			p.Steps = 0
 			t0 := time.Now()
-			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen})
+			fc, fe := normalized()
+			r, err = Fit(ctx, fc, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: fe})
 			out.FitTime += time.Since(t0)
 		}
 		if err != nil && ctx.Err() != nil {
@@ -207,7 +226,8 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		budget = max(budget-time.Since(start), budget/4)
 	}
 	out.ColdTried = true
-	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen})
+	fc, fe := normalized()
+	r, err := Fit(ctx, fc, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen, Normalized: fe})
 	out.TrainTime = time.Since(start)
 	if err != nil {
 		if out.Result != nil && ctx.Err() == nil {
