@@ -132,3 +132,21 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 	e.Applied = true
 	return out, e
 }
+
+// Normalized is a set of clips' exposure normalisation (NormalizeExposure)
+// made once for several uses (Options.Normalized).
+type Normalized struct {
+	Clips    []Clip
+	Exposure Exposure
+}
+
+// NormalizeClips validates clips as Fit does and normalises their
+// exposure (NormalizeExposure), or returns Fit's error for clips it would
+// refuse: NormalizeExposure itself expects valid clips.
+func NormalizeClips(clips []Clip) (*Normalized, error) {
+	if err := validateClips(clips); err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	c, e := NormalizeExposure(clips)
+	return &Normalized{Clips: c, Exposure: e}, nil
+}

@@ -50,11 +50,13 @@ type Options struct {
 	// after the step that crosses it (at least one step runs), so a slow
 	// board trains less per window instead of falling behind.
 	Budget time.Duration
-	// Normalized, with a preset that normalises exposure, says the clips
-	// were normalised already (NormalizeExposure, which returned this
-	// record): the caller needed the frames the encoder sees before the
-	// fit (tracker.FollowAhead), and Fit does not do it twice.
-	Normalized *Exposure
+	// Normalized, with a preset that normalises exposure, is the clips'
+	// normalisation made by the caller (NormalizeClips on these very
+	// clips), used instead of making another copy: the caller needed the
+	// frames the encoder sees before the fit (tracker.FollowAhead), or
+	// fits one window more than once (the Learner). Fit still validates
+	// the clips it is given, as without it.
+	Normalized *Normalized
 }
 
 // Result is an estimate of (γ1, γ0) with what it rests on.
@@ -131,7 +133,11 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	var expo *Exposure
 	switch {
 	case p.Exposure && opt.Normalized != nil:
-		expo = opt.Normalized
+		n := opt.Normalized
+		if len(n.Clips) != len(clips) {
+			return nil, fmt.Errorf("fit: %d normalised clips for %d: %w", len(n.Clips), len(clips), ErrInvalidClip)
+		}
+		clips, expo = n.Clips, &n.Exposure
 	case p.Exposure:
 		var e Exposure
 		clips, e = NormalizeExposure(clips)

@@ -134,19 +134,16 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 	// The window's own fits (as it stands, after training, a cold start)
 	// share one exposure normalisation of its clips instead of each
 	// making its own copy of the frames; training, on the window with
-	// its replay, normalises those together as before.
-	var own []Clip
-	var expo *Exposure
-	normalized := func() ([]Clip, *Exposure) {
-		if own == nil {
-			own = clips
-			if l.opt.Preset.Exposure {
-				var e Exposure
-				own, e = NormalizeExposure(clips)
-				expo = &e
-			}
+	// its replay, normalises those together as before. Clips Fit would
+	// refuse are left to Fit, which says why.
+	var norm *Normalized
+	normDone := false
+	normalized := func() *Normalized {
+		if !normDone && l.opt.Preset.Exposure {
+			norm, _ = NormalizeClips(clips)
 		}
-		return own, expo
+		normDone = true
+		return norm
 	}
 	trained := true
 	if l.enc != nil && l.opt.Lazy {
@@ -157,8 +154,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			p := l.opt.Preset
 			p.Steps = 0
 			t0 := time.Now()
-			fc, fe := normalized()
-			r, err := Fit(ctx, fc, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: fe})
+			r, err := Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: normalized()})
 			out.FitTime += time.Since(t0)
 			if err != nil && ctx.Err() != nil {
 				return nil, err
@@ -193,8 +189,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 			l.steps += int64(r.Steps)
 			p.Steps = 0
 			t0 := time.Now()
-			fc, fe := normalized()
-			r, err = Fit(ctx, fc, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: fe})
+			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: normalized()})
 			out.FitTime += time.Since(t0)
 		}
 		if err != nil && ctx.Err() != nil {
@@ -226,8 +221,7 @@ func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result)
 		budget = max(budget-time.Since(start), budget/4)
 	}
 	out.ColdTried = true
-	fc, fe := normalized()
-	r, err := Fit(ctx, fc, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen, Normalized: fe})
+	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen, Normalized: normalized()})
 	out.TrainTime = time.Since(start)
 	if err != nil {
 		if out.Result != nil && ctx.Err() == nil {

@@ -32,7 +32,7 @@ type Ahead struct {
 
 // FollowAhead starts following the objects of clips — their frames
 // exposure normalised as the encoder will see them
-// (estimator.NormalizeExposure, passed to the fit as
+// (estimator.NormalizeClips, passed to the fit as
 // estimator.Options.Normalized) — on a goroutine of its own, for
 // Ahead.Weigh once the encoder's fit is done. Cancel ctx to stop it.
 func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {

@@ -32,14 +32,15 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 	}
 	want, wantV := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, nil)
 
-	fitClips, expo := clips, (*estimator.Exposure)(nil)
+	seen, norm := clips, (*estimator.Normalized)(nil)
 	if p.Exposure {
-		var e estimator.Exposure
-		fitClips, e = estimator.NormalizeExposure(clips)
-		expo = &e
+		if norm, err = estimator.NormalizeClips(clips); err != nil {
+			t.Fatal(err)
+		}
+		seen = norm.Clips
 	}
-	ahead := FollowAhead(ctx, fitClips)
-	enc2, err := estimator.Fit(ctx, fitClips, estimator.Options{Preset: p, Seed: 1, Normalized: expo})
+	ahead := FollowAhead(ctx, seen)
+	enc2, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: 1, Normalized: norm})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -218,17 +218,18 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	}
 	// The tracker follows the scene's objects while the encoder is
 	// fitted, on the frames the encoder sees.
-	fitClips, expo := clips, (*estimator.Exposure)(nil)
+	// (Clips the fit would refuse are left to it, which says why.)
+	seen, norm := clips, (*estimator.Normalized)(nil)
 	if p.Exposure {
-		var e estimator.Exposure
-		fitClips, e = estimator.NormalizeExposure(clips)
-		expo = &e
+		if n, err := estimator.NormalizeClips(clips); err == nil {
+			seen, norm = n.Clips, n
+		}
 	}
 	followCtx, stopFollow := context.WithCancel(ctx)
 	defer stopFollow()
-	ahead := tracker.FollowAhead(followCtx, fitClips)
+	ahead := tracker.FollowAhead(followCtx, seen)
 	bar := newProgress(stderr)
-	res, err := estimator.Fit(ctx, fitClips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update, Normalized: expo})
+	res, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update, Normalized: norm})
 	bar.done()
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
