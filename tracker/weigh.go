@@ -24,7 +24,6 @@ func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 // core idle much of the time (the spatial basis's eigendecomposition,
 // the training steps of the readout's head).
 type Ahead struct {
-	clips []estimator.Clip
 	done  chan struct{}
 	paths []Path
 	err   error
@@ -36,7 +35,7 @@ type Ahead struct {
 // estimator.Options.Normalized) — on a goroutine of its own, for
 // Ahead.Weigh once the encoder's fit is done. Cancel ctx to stop it.
 func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
-	a := &Ahead{clips: clips, done: make(chan struct{})}
+	a := &Ahead{done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		a.paths, a.err = Follow(ctx, clips, Options{})

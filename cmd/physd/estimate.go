@@ -217,8 +217,8 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		log.Info("camera motion", "summary", track.Summary())
 	}
 	// The tracker follows the scene's objects while the encoder is
-	// fitted, on the frames the encoder sees.
-	// (Clips the fit would refuse are left to it, which says why.)
+	// fitted, on the frames the encoder sees; clips the fit would refuse
+	// are left to it, which says why.
 	seen, norm := clips, (*estimator.Normalized)(nil)
 	if p.Exposure {
 		if n, err := estimator.NormalizeClips(clips); err == nil {
