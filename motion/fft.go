@@ -4,59 +4,72 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// plan2 is a 2-D discrete Fourier transform of w×h row-major arrays:
+// plan2 is the 2-D discrete Fourier transform of real w×h row-major
+// arrays,
 //
-//	F(u, v) = Σ_y Σ_x f(x, y) · exp(−2πi (u·x/w + v·y/h))
+//	F(u, v) = Σ_y Σ_x f(x, y) · exp(−2πi (u·x/w + v·y/h)),
 //
-// computed as w-point transforms of the rows, then h-point transforms of
-// the columns. The inverse is unnormalised (it returns w·h·f), as gonum's.
-// A plan is not safe for concurrent use.
+// kept as its non-redundant half: for real f, F(w−u, h−v) = conj F(u, v),
+// so the columns u = 0 … w/2 (hw = w/2 + 1 of them) hold all of it. A
+// half spectrum is h rows of hw entries, row-major. The forward transform
+// is w-point real transforms of the rows, then h-point complex transforms
+// of the hw columns; the inverse undoes them in the other order. This does
+// about half the work of the full complex transform, and a half spectrum
+// takes half its memory. The inverse is unnormalised (it returns w·h·f),
+// as gonum's. A plan is not safe for concurrent use.
 type plan2 struct {
-	w, h     int
-	row, col *fourier.CmplxFFT
-	a, b     []complex128 // one row or column
+	w, h, hw int
+	row      *fourier.FFT
+	col      *fourier.CmplxFFT
+	line     []float64    // one row of samples
+	half     []complex128 // one row's hw coefficients
+	a, b     []complex128 // one column
 }
 
 func newPlan2(w, h int) *plan2 {
-	n := max(w, h)
-	return &plan2{w: w, h: h, row: fourier.NewCmplxFFT(w), col: fourier.NewCmplxFFT(h),
-		a: make([]complex128, n), b: make([]complex128, n)}
+	hw := w/2 + 1
+	return &plan2{w: w, h: h, hw: hw, row: fourier.NewFFT(w), col: fourier.NewCmplxFFT(h),
+		line: make([]float64, w), half: make([]complex128, hw),
+		a: make([]complex128, h), b: make([]complex128, h)}
 }
 
-// forward sets dst (len w·h) to the transform of the real array src.
+// halfLen is the length of a half spectrum.
+func (p *plan2) halfLen() int { return p.hw * p.h }
+
+// forward sets dst (len p.halfLen()) to the half spectrum of src (len w·h).
 func (p *plan2) forward(dst []complex128, src []float64) {
-	for i, v := range src {
-		dst[i] = complex(v, 0)
+	w, hw := p.w, p.hw
+	for y := range p.h {
+		p.row.Coefficients(dst[y*hw:(y+1)*hw], src[y*w:(y+1)*w])
 	}
-	p.transform(dst, false)
+	p.columns(dst, false)
 }
 
-// transform replaces x (len w·h) by its transform, or by the unnormalised
-// inverse transform when inverse is set.
-func (p *plan2) transform(x []complex128, inverse bool) {
-	w, h := p.w, p.h
-	run := func(t *fourier.CmplxFFT, dst, src []complex128) {
+// inverse sets dst (len w·h) to w·h times the real array whose half
+// spectrum is x (len p.halfLen()); x is overwritten.
+func (p *plan2) inverse(dst []float64, x []complex128) {
+	p.columns(x, true)
+	w, hw := p.w, p.hw
+	for y := range p.h {
+		p.row.Sequence(dst[y*w:(y+1)*w], x[y*hw:(y+1)*hw])
+	}
+}
+
+// columns transforms each of the half spectrum's hw columns in place
+// (inverse: unnormalised).
+func (p *plan2) columns(x []complex128, inverse bool) {
+	hw, a, b := p.hw, p.a, p.b
+	for u := range hw {
+		for y := range p.h {
+			a[y] = x[y*hw+u]
+		}
 		if inverse {
-			t.Sequence(dst, src)
+			p.col.Sequence(b, a)
 		} else {
-			t.Coefficients(dst, src)
+			p.col.Coefficients(b, a)
 		}
-	}
-	a, b := p.a[:w], p.b[:w]
-	for y := range h {
-		r := x[y*w : (y+1)*w]
-		copy(a, r)
-		run(p.row, b, a)
-		copy(r, b)
-	}
-	a, b = p.a[:h], p.b[:h]
-	for u := range w {
-		for y := range h {
-			a[y] = x[y*w+u]
-		}
-		run(p.col, b, a)
-		for y := range h {
-			x[y*w+u] = b[y]
+		for y := range p.h {
+			x[y*hw+u] = b[y]
 		}
 	}
 }

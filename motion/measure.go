@@ -380,13 +380,14 @@ func validateFrames(clips [][][]float64, w, h int) error {
 }
 
 // descriptor is a translation-invariant summary of a frame: the
-// magnitudes of its tapered spectrum up to a quarter of the sampling rate
-// (one of each conjugate pair).
+// magnitudes of its tapered spectrum (spec, a plan2 half spectrum) up to a
+// quarter of the sampling rate (one of each conjugate pair).
 func descriptor(spec []complex128, w, h int) []float64 {
 	fu, fv := max(1, w/4), max(1, h/4)
+	hw := w/2 + 1
 	out := make([]float64, 0, (fu+1)*(2*fv+1))
 	for v := -fv; v <= fv; v++ {
-		row := ((v + h) % h) * w
+		row := ((v + h) % h) * hw
 		for u := 0; u <= fu; u++ {
 			if u == 0 && v <= 0 {
 				continue

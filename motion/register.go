@@ -27,8 +27,8 @@ func (d Shift) Add(e Shift) Shift { return Shift{d.X + e.X, d.Y + e.Y} }
 func (d Shift) Scale(sx, sy float64) Shift { return Shift{d.X * sx, d.Y * sy} }
 
 // prepared is what registration needs of one frame, computed once: its
-// tapered spectrum for the whole-pixel search and its smoothed image and
-// gradient for the fraction.
+// tapered spectrum (a plan2 half spectrum) for the whole-pixel search and
+// its smoothed image and gradient for the fraction.
 type prepared struct {
 	spec       []complex128
 	sm, gx, gy []float64
@@ -42,14 +42,16 @@ type registrar struct {
 	plan *plan2
 	// win tapers the frame towards its border (a Tukey window) so that
 	// content cut by the border does not correlate with itself at zero.
-	win []float64
-	buf []complex128
-	tmp []float64
+	win  []float64
+	buf  []complex128 // a half spectrum
+	tmp  []float64
+	corr []float64 // the phase correlation surface
 }
 
 // newRegistrar returns a registrar for w×h frames.
 func newRegistrar(w, h int) *registrar {
-	r := &registrar{w: w, h: h, plan: newPlan2(w, h), buf: make([]complex128, w*h), tmp: make([]float64, w*h)}
+	plan := newPlan2(w, h)
+	r := &registrar{w: w, h: h, plan: plan, buf: make([]complex128, plan.halfLen()), tmp: make([]float64, w*h), corr: make([]float64, w*h)}
 	r.win = make([]float64, w*h)
 	tx, ty := tukey(w), tukey(h)
 	for y := range h {
@@ -86,7 +88,7 @@ func (r *registrar) prepare(f []float64) prepared {
 	for i, v := range f {
 		r.tmp[i] = (v - m) * r.win[i]
 	}
-	p := prepared{spec: make([]complex128, len(f))}
+	p := prepared{spec: make([]complex128, r.plan.halfLen())}
 	r.plan.forward(p.spec, r.tmp)
 	p.sm = smooth(f, r.w, r.h)
 	p.gx, p.gy = gradient(p.sm, r.w, r.h)
@@ -94,7 +96,9 @@ func (r *registrar) prepare(f []float64) prepared {
 }
 
 // coarse returns the whole-pixel translation of b relative to a: the
-// peak of their phase correlation, in [−w/2, w/2) × [−h/2, h/2).
+// peak of their phase correlation, in [−w/2, w/2) × [−h/2, h/2). The
+// normalised cross-power spectrum of two real frames is Hermitian, so its
+// half determines the (real) correlation surface.
 func (r *registrar) coarse(a, b *prepared) Shift {
 	for i := range r.buf {
 		c := cmplx.Conj(a.spec[i]) * b.spec[i]
@@ -104,11 +108,11 @@ func (r *registrar) coarse(a, b *prepared) Shift {
 			r.buf[i] = 0
 		}
 	}
-	r.plan.transform(r.buf, true)
+	r.plan.inverse(r.corr, r.buf)
 	best, bi := math.Inf(-1), 0
-	for i, v := range r.buf {
-		if real(v) > best {
-			best, bi = real(v), i
+	for i, v := range r.corr {
+		if v > best {
+			best, bi = v, i
 		}
 	}
 	x, y := bi%r.w, bi/r.w
