@@ -55,7 +55,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		from     = secondsToDuration(opt.From)
 		to       = secondsToDuration(opt.To)
 	)
-	err = d.eachAhead(ctx, func(m gocv.Mat, pts time.Duration, ok bool) error {
+	err = d.eachAhead(ctx, func(pic *picture, pts time.Duration, ok bool) error {
 		ft := pts
 		if opt.FPS > 0 {
 			ft = IndexTime(d.seq, opt.FPS)
@@ -69,7 +69,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		if len(frames) >= opt.MaxFrames {
 			return fmt.Errorf("MaxFrames = %d: the segment has more frames; narrow From/To or raise MaxFrames: %w", opt.MaxFrames, ErrTooManyFrames)
 		}
-		f, err := opt.Preprocess.Apply(m)
+		f, err := pic.apply(opt.Preprocess)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", d.seq, err)
 		}
@@ -117,7 +117,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 // presentation times repaired by a ptsClock. ReadFile, FileSource and the
 // live sources all decode through it.
 type decoder struct {
-	cap           *capture
+	src           videoReader
 	declaredCount float64 // CAP_PROP_FRAME_COUNT
 	clock         ptsClock
 	seq           int           // frames decoded so far
@@ -130,22 +130,26 @@ type decoder struct {
 // errStopDecoding, returned by a frameFunc, ends decoding without error.
 var errStopDecoding = errors.New("stop decoding")
 
-// frameFunc handles the decoded frame d.seq. m is valid only during the
+// frameFunc handles the decoded frame d.seq. pic is valid only during the
 // call; ok reports whether pts is the decoder's own (not extrapolated).
-type frameFunc func(m gocv.Mat, pts time.Duration, ok bool) error
+type frameFunc func(pic *picture, pts time.Duration, ok bool) error
 
-// newDecoder wraps an opened capture; it takes ownership of c.
-func newDecoder(c *capture) *decoder {
-	declared := c.Get(gocv.VideoCaptureFPS)
+// newDecoder wraps an opened reader; it takes ownership of r.
+func newDecoder(r videoReader) *decoder {
+	declared := r.get(gocv.VideoCaptureFPS)
 	if !validRate(declared) {
 		declared = 0
 	}
-	return &decoder{cap: c, clock: ptsClock{declared: declared}, declaredCount: c.Get(gocv.VideoCaptureFrameCount)}
+	return &decoder{src: r, clock: ptsClock{declared: declared}, declaredCount: r.get(gocv.VideoCaptureFrameCount)}
 }
 
-// openFile opens the video file at path with the FFmpeg backend and checks
-// the preprocessing against its frame size. Errors wrap fs.ErrNotExist,
-// ErrNotVideo, ErrInvalidOption or the context's error.
+// openFile opens the video file at path and checks the preprocessing
+// against its frame size. Files whose pictures have an 8-bit luma plane
+// and no rotation are read by libavformat and libavcodec directly and
+// their luma read as it is; any other through OpenCV's FFmpeg backend,
+// whose pictures are converted to BGR. Both give the same frames at the
+// same times (see physd_file). Errors wrap fs.ErrNotExist, ErrNotVideo,
+// ErrInvalidOption or the context's error.
 func openFile(ctx context.Context, path string, pre Preprocess) (*decoder, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -157,11 +161,17 @@ func openFile(ctx context.Context, path string, pre Preprocess) (*decoder, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c, err := openCapture(captureSpec{uri: path, api: capAPIFFmpeg})
-	if err != nil {
-		return nil, fmt.Errorf("FFmpeg cannot open it (%v): %w", err, ErrNotVideo)
+	var r videoReader
+	if f, err := openAVFile(path); err == nil {
+		r = f
+	} else {
+		c, cerr := openCapture(captureSpec{uri: path, api: capAPIFFmpeg})
+		if cerr != nil {
+			return nil, fmt.Errorf("FFmpeg cannot open it (%v): %w", cerr, ErrNotVideo)
+		}
+		r = c
 	}
-	d := newDecoder(c)
+	d := newDecoder(r)
 	if err := d.checkFrame(pre); err != nil {
 		d.Close()
 		return nil, err
@@ -172,34 +182,34 @@ func openFile(ctx context.Context, path string, pre Preprocess) (*decoder, error
 // checkFrame checks pre against the frame size the capture declares, if it
 // declares one.
 func (d *decoder) checkFrame(pre Preprocess) error {
-	w, h := int(d.cap.Get(gocv.VideoCaptureFrameWidth)), int(d.cap.Get(gocv.VideoCaptureFrameHeight))
+	w, h := int(d.src.get(gocv.VideoCaptureFrameWidth)), int(d.src.get(gocv.VideoCaptureFrameHeight))
 	if w > 0 && h > 0 {
 		return pre.CheckFrame(w, h)
 	}
 	return nil
 }
 
-// Close releases the capture.
-func (d *decoder) Close() { d.cap.Close() }
+// Close releases the reader.
+func (d *decoder) Close() { d.src.Close() }
 
 // each decodes frames and calls fn for each, until the end of the stream
 // (it returns nil with d.eof set), until fn returns errStopDecoding (nil),
 // or until fn or decoding fails or ctx is done (the error).
 func (d *decoder) each(ctx context.Context, fn frameFunc) error {
-	mat := gocv.NewMat()
-	defer mat.Close()
+	pic := newPicture()
+	defer pic.close()
 	empty := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		d.readStart = time.Now()
-		if !d.cap.Read(&mat) {
+		if !d.src.read(pic) {
 			d.eof = true
 			return nil
 		}
 		d.lastReadTook = time.Since(d.readStart)
-		if mat.Empty() {
+		if pic.empty() {
 			d.failed++
 			if empty++; empty > maxEmptyReads {
 				return fmt.Errorf("%d consecutive reads returned no image after frame %d: %w", empty, d.seq, ErrNotVideo)
@@ -207,8 +217,8 @@ func (d *decoder) each(ctx context.Context, fn frameFunc) error {
 			continue
 		}
 		empty = 0
-		pts, ok := d.clock.next(d.cap.Get(gocv.VideoCapturePosMsec))
-		if err := fn(mat, pts, ok); err != nil {
+		pts, ok := d.clock.next(d.src.get(gocv.VideoCapturePosMsec))
+		if err := fn(pic, pts, ok); err != nil {
 			if errors.Is(err, errStopDecoding) {
 				return nil
 			}
@@ -225,7 +235,7 @@ const readAhead = 2
 // aheadRead is one Read of eachAhead's reader: a frame (or an empty read), or
 // the end of the stream.
 type aheadRead struct {
-	m      gocv.Mat
+	m      *picture
 	posMs  float64 // CAP_PROP_POS_MSEC right after the read
 	empty  bool
 	eof    bool
@@ -236,8 +246,8 @@ type aheadRead struct {
 
 // eachAhead is each with decoding on a goroutine of its own: while fn
 // handles frame k on the caller's goroutine, the capture decodes frames
-// k+1 … k+readAhead (FFmpeg's decoding and its conversion to BGR) into
-// Mats of a small pool, so a whole-file read keeps both cores busy.
+// k+1 … k+readAhead into pictures of a small pool, so a whole-file read
+// keeps both cores busy.
 //
 // The caller's side does everything each does after a Read — counting
 // empty reads, the presentation-time clock, d.seq, fn — in the same order
@@ -246,16 +256,16 @@ type aheadRead struct {
 // stopped are dropped unseen: they change no state (the clock, d.failed
 // and d.eof advance only for reads the caller takes).
 func (d *decoder) eachAhead(ctx context.Context, fn frameFunc) error {
-	free := make(chan gocv.Mat, readAhead+1)
+	free := make(chan *picture, readAhead+1)
 	for range readAhead + 1 {
-		free <- gocv.NewMat()
+		free <- newPicture()
 	}
 	reads := make(chan aheadRead, readAhead)
 	stop := make(chan struct{})
 	go func() {
 		defer close(reads)
 		for {
-			var m gocv.Mat
+			var m *picture
 			select {
 			case m = <-free:
 			case <-stop:
@@ -272,13 +282,13 @@ func (d *decoder) eachAhead(ctx context.Context, fn frameFunc) error {
 				r.reader = err
 			} else {
 				r.start = time.Now()
-				if !d.cap.Read(&r.m) {
+				if !d.src.read(r.m) {
 					r.eof = true
 				} else {
 					r.took = time.Since(r.start)
-					r.empty = r.m.Empty()
+					r.empty = r.m.empty()
 					if !r.empty {
-						r.posMs = d.cap.Get(gocv.VideoCapturePosMsec)
+						r.posMs = d.src.get(gocv.VideoCapturePosMsec)
 					}
 				}
 			}
@@ -300,14 +310,14 @@ func (d *decoder) eachAhead(ctx context.Context, fn frameFunc) error {
 	}
 	close(free)
 	for m := range free {
-		m.Close()
+		m.close()
 	}
 	return err
 }
 
 // takeReads is eachAhead's caller side: each's loop body on the reads
 // the reader sends, in order.
-func (d *decoder) takeReads(ctx context.Context, reads <-chan aheadRead, free chan<- gocv.Mat, fn frameFunc) error {
+func (d *decoder) takeReads(ctx context.Context, reads <-chan aheadRead, free chan<- *picture, fn frameFunc) error {
 	empty := 0
 	for r := range reads {
 		err := func() error {

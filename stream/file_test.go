@@ -17,8 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"gocv.io/x/gocv"
 )
 
 // makeVideo runs the ffmpeg CLI to write dir/name and returns its path.
@@ -84,16 +82,23 @@ func checkTiming(t *testing.T, tm Timing, fps float64, irregular bool, assumed .
 }
 
 func TestReadFileMP4(t *testing.T) {
-	frames, tm := read(t, testsrc20(t), FileOptions{})
-	// OpenCV reports 0 ms for the frames drained from the H.264 decoder at
-	// the end; ReadFile must have repaired them.
+	path := testsrc20(t)
+	frames, tm := read(t, path, FileOptions{})
 	checkEven(t, frames, 40, 0, 50*time.Millisecond)
 	checkTiming(t, tm, 20, false, "container declares 20 fps and frames are evenly spaced at 50.0 ms: assuming 20.00 fps")
-	if tm.DeclaredFPS != 20 || tm.MedianStep != 50*time.Millisecond || tm.Failed != 0 {
+	if tm.DeclaredFPS != 20 || tm.MedianStep != 50*time.Millisecond || tm.Failed != 0 || tm.Repaired != 0 {
 		t.Errorf("Timing %+v", tm)
 	}
-	if tm.Repaired < 1 || tm.Repaired > 3 {
-		t.Errorf("Repaired = %d, want the 2 frames of libx264's decoder delay", tm.Repaired)
+	// Read through OpenCV (a rotated file), the frames drained from the
+	// H.264 decoder at the end report 0 ms; ReadFile must repair them.
+	rotateMP4(t, path)
+	upright, tmr := read(t, path, FileOptions{})
+	checkEven(t, upright, 40, 0, 50*time.Millisecond)
+	if tmr.Repaired < 1 || tmr.Repaired > 3 {
+		t.Errorf("through OpenCV: Repaired = %d, want the 2 frames of libx264's decoder delay", tmr.Repaired)
+	}
+	if f := upright[0]; f.W != 48 || f.H != 64 {
+		t.Errorf("through OpenCV: frame %dx%d, want the upright 48x64", f.W, f.H)
 	}
 	f := frames[0]
 	if f.W != 64 || f.H != 48 || len(f.Pix) != 64*48 {
@@ -368,11 +373,11 @@ func TestEachAheadMatchesEach(t *testing.T) {
 		}
 		defer d.Close()
 		var got []seen
-		fn := func(m gocv.Mat, pts time.Duration, ok bool) error {
+		fn := func(pic *picture, pts time.Duration, ok bool) error {
 			if len(got) == stopAt {
 				return errStopDecoding
 			}
-			got = append(got, seen{pts, ok, m.Sum().Val1})
+			got = append(got, seen{pts, ok, pictureSum(pic)})
 			return nil
 		}
 		each := d.each
@@ -383,7 +388,7 @@ func TestEachAheadMatchesEach(t *testing.T) {
 			t.Fatal(err)
 		}
 		state := *d
-		state.cap, state.readStart, state.lastReadTook = nil, time.Time{}, 0
+		state.src, state.readStart, state.lastReadTook = nil, time.Time{}, 0
 		return got, state
 	}
 	for _, stopAt := range []int{-1, 39, 5} {
@@ -407,7 +412,7 @@ func TestEachAheadCancelled(t *testing.T) {
 	defer d.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	err = d.eachAhead(ctx, func(gocv.Mat, time.Duration, bool) error {
+	err = d.eachAhead(ctx, func(*picture, time.Duration, bool) error {
 		if n++; n == 3 {
 			cancel()
 		}
@@ -416,4 +421,16 @@ func TestEachAheadCancelled(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || n != 3 {
 		t.Errorf("after cancelling at frame 3: %d frames, error %v", n, err)
 	}
+}
+
+// pictureSum is the sum of a picture's pixel values.
+func pictureSum(p *picture) float64 {
+	if !p.luma {
+		return p.mat.Sum().Val1
+	}
+	var s float64
+	for _, v := range p.gray.Pix {
+		s += float64(v)
+	}
+	return s
 }

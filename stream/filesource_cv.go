@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-
-	"gocv.io/x/gocv"
 )
 
 // probeFile opens and closes path, to report early a file that is not a
@@ -41,12 +39,12 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 			return s.wrap(err)
 		}
 		last := offset
-		err = d.each(ctx, func(m gocv.Mat, pts time.Duration, _ bool) error {
+		err = d.each(ctx, func(pic *picture, pts time.Duration, _ bool) error {
 			t := pts
 			if s.opt.FPS > 0 {
 				t = IndexTime(d.seq, s.opt.FPS)
 			}
-			f, err := s.opt.Preprocess.Apply(m)
+			f, err := pic.apply(s.opt.Preprocess)
 			if err != nil {
 				return fmt.Errorf("frame %d: %w", seq, err)
 			}

@@ -122,9 +122,9 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 		return
 	}
 	var first time.Duration
-	err = d.each(ctx, func(m gocv.Mat, pts time.Duration, _ bool) error {
+	err = d.each(ctx, func(pic *picture, pts time.Duration, _ bool) error {
 		arrival := time.Now()
-		f, err := sp.pre.Apply(m)
+		f, err := pic.apply(sp.pre)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", d.seq, err)
 		}
