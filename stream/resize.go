@@ -81,11 +81,41 @@ func resizeAreaMean(src []float64, w, h, dw, dh int, scaleX, scaleY float64) []f
 // into tmp (h×dw, zeroed), then the rows combined into a new dw×dh image.
 func areaMean(src []float64, w, dw, dh int, xtab, ytab []areaWeight, tmp []float64) []float64 {
 	h := len(src) / w
-	for y := 0; y < h; y++ {
-		row, out := src[y*w:(y+1)*w], tmp[y*dw:(y+1)*dw]
+	if len(xtab) == 0 {
+		h = 0
+	}
+	// An output pixel's terms are consecutive in xtab: each is summed in a
+	// register, in the table's order, as out[di] += … would (bit for bit),
+	// four rows at a time so that the four sums' additions overlap.
+	y := 0
+	for ; y+4 <= h; y += 4 {
+		r0, r1, r2, r3 := src[y*w:(y+1)*w], src[(y+1)*w:(y+2)*w], src[(y+2)*w:(y+3)*w], src[(y+3)*w:(y+4)*w]
+		o0, o1, o2, o3 := tmp[y*dw:(y+1)*dw], tmp[(y+1)*dw:(y+2)*dw], tmp[(y+2)*dw:(y+3)*dw], tmp[(y+3)*dw:(y+4)*dw]
+		cur := xtab[0].di
+		a0, a1, a2, a3 := o0[cur], o1[cur], o2[cur], o3[cur]
 		for _, t := range xtab {
-			out[t.di] += row[t.si] * t.alpha
+			if t.di != cur {
+				o0[cur], o1[cur], o2[cur], o3[cur] = a0, a1, a2, a3
+				cur = t.di
+				a0, a1, a2, a3 = o0[cur], o1[cur], o2[cur], o3[cur]
+			}
+			a0 += r0[t.si] * t.alpha
+			a1 += r1[t.si] * t.alpha
+			a2 += r2[t.si] * t.alpha
+			a3 += r3[t.si] * t.alpha
 		}
+		o0[cur], o1[cur], o2[cur], o3[cur] = a0, a1, a2, a3
+	}
+	for ; y < h; y++ {
+		row, out := src[y*w:(y+1)*w], tmp[y*dw:(y+1)*dw]
+		cur, acc := xtab[0].di, out[xtab[0].di]
+		for _, t := range xtab {
+			if t.di != cur {
+				out[cur], cur, acc = acc, t.di, out[t.di]
+			}
+			acc += row[t.si] * t.alpha
+		}
+		out[cur] = acc
 	}
 	dst := make([]float64, dw*dh)
 	for _, t := range ytab {
