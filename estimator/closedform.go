@@ -7,8 +7,6 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/physd/physd/internal/par"
@@ -380,69 +378,54 @@ func readoutFor(g *stencilGram, dt, g1, g0 float64, wt *mat.Dense, tau float64, 
 
 // minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B
 // (whitener) and returns u scaled so that uᵀBu = τ², with the minimum.
-// ws holds its scratch across calls; the eigenproblem is solved as
-// mat.EigenSym does (the same LAPACK call and workspace), without its
-// copies.
+// ws holds its scratch across calls; the whitened problem's smallest
+// eigenpair is all it needs (smallestEigen).
 func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]float64, float64, error) {
 	k, r := wt.Dims()
 	// C = wtᵀ A wt, by hand: k is a few dozen, where a parallel GEMM's
-	// start-up costs more than the products.
-	// Raw storage rather than At, whose checks cost as much as the
-	// products; the sums are At's, term for term.
+	// start-up costs more than the products. Row by row, as scaled
+	// additions of contiguous rows (gonum's assembly kernel):
+	//
+	//	(A wt)[i, :] = Σ_l A[i, l] · wt[l, :]
+	//	C[a, a:]     = Σ_l wt[l, a] · (A wt)[l, a:]   (the upper triangle)
 	ar, wr := A.RawSymmetric(), wt.RawMatrix()
-	sa := func(i, l int) float64 { // A's element (i, l) from its upper triangle
-		if i > l {
-			i, l = l, i
-		}
-		return ar.Data[i*ar.Stride+l]
-	}
 	aw := grow(&ws.aw, k*r) // A wt
+	clear(aw)
 	for i := range k {
-		for j := range r {
-			var v float64
-			for l := range k {
-				v += sa(i, l) * wr.Data[l*wr.Stride+j]
-			}
-			aw[i*r+j] = v
+		row := aw[i*r : (i+1)*r]
+		for l := range k {
+			ail := ar.Data[min(i, l)*ar.Stride+max(i, l)] // A's upper triangle
+			floats.AddScaled(row, ail, wr.Data[l*wr.Stride:l*wr.Stride+r])
 		}
 	}
 	cs := grow(&ws.cs, r*r)
 	clear(cs)
-	for a := range r {
-		for b := a; b < r; b++ {
-			var v float64
-			for l := range k {
-				v += wr.Data[l*wr.Stride+a] * aw[l*r+b]
-			}
-			cs[a*r+b] = v
+	for l := range k {
+		wl, al := wr.Data[l*wr.Stride:l*wr.Stride+r], aw[l*r:(l+1)*r]
+		for a := range r {
+			floats.AddScaled(cs[a*r+a:(a+1)*r], wl[a], al[a:])
 		}
 	}
-	sym := blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: cs}
-	vals := grow(&ws.w, r)
-	if ws.lwork == 0 || ws.n != r {
-		q := []float64{0}
-		lapack64.Syev(lapack.EVCompute, sym, vals, q, -1)
-		ws.lwork, ws.n = int(q[0]), r
-	}
-	if !lapack64.Syev(lapack.EVCompute, sym, vals, grow(&ws.work, ws.lwork), ws.lwork) {
+	v0 := grow(&ws.v, r)
+	lambda, ok := smallestEigen(cs, r, v0, &ws.eig)
+	if !ok {
 		return nil, 0, fmt.Errorf("closed form: eigendecomposition failed")
 	}
-	// u = wt v₀, v₀ the first column of the eigenvectors (uᵀBu = v₀ᵀv₀ = 1),
-	// by the product mat.VecDense.MulVec makes of a column view.
+	// u = wt v₀ (uᵀBu = v₀ᵀv₀ = 1).
 	u := make([]float64, k)
-	blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: r, Inc: r, Data: cs}, 0, blas64.Vector{N: k, Inc: 1, Data: u})
+	blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: r, Inc: 1, Data: v0}, 0, blas64.Vector{N: k, Inc: 1, Data: u})
 	for a := range k {
 		u[a] *= tau
 	}
-	return u, vals[0], nil
+	return u, lambda, nil
 }
 
 // eigWork is minReadout's scratch: A(γ), the whitened problem, its
-// eigenvalues and LAPACK's workspace (lwork for order n).
+// smallest eigenvector and the eigensolver's workspace.
 type eigWork struct {
-	a               mat.SymDense
-	aw, cs, w, work []float64
-	lwork, n        int
+	a         mat.SymDense
+	aw, cs, v []float64
+	eig       minEigWork
 }
 
 // grow returns (*b)[:n], reallocating *b when it is shorter.
