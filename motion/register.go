@@ -194,10 +194,15 @@ func refine(a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 		if x1-x0+1 < 4 || y1-y0+1 < 4 || (x1-x0+1)*(y1-y0+1) < w*h/8 {
 			return d, math.NaN(), false
 		}
+		// The taps' sums are formed in the same order everywhere (bit for
+		// bit as a loop over the four taps); only the border columns
+		// clamp their indices.
+		xa := min(max(x0, 1-ix), x1+1) // first x whose taps lie inside the row
+		xb := max(min(x1, w-3-ix), xa-1)
 		for y := max(0, y0+iy-1); y <= min(h-1, y1+iy+2); y++ {
 			row := b.sm[y*w : (y+1)*w]
 			out := rows[y*w : (y+1)*w]
-			for x := x0; x <= x1; x++ {
+			clamped := func(x int) {
 				j := x + ix - 1
 				var v float64
 				for i := range 4 {
@@ -205,15 +210,33 @@ func refine(a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 				}
 				out[x] = v
 			}
+			for x := x0; x < xa; x++ {
+				clamped(x)
+			}
+			for x := xa; x <= xb; x++ {
+				t := row[x+ix-1 : x+ix+3]
+				v := wx[0] * t[0]
+				v += wx[1] * t[1]
+				v += wx[2] * t[2]
+				v += wx[3] * t[3]
+				out[x] = v
+			}
+			for x := xb + 1; x <= x1; x++ {
+				clamped(x)
+			}
 		}
 		var hxx, hxy, hyy, bx, by, rr, bb, bm float64
 		for y := y0; y <= y1; y++ {
 			j := y + iy - 1
+			r0 := rows[min(max(j, 0), h-1)*w : min(max(j, 0), h-1)*w+w]
+			r1 := rows[min(max(j+1, 0), h-1)*w : min(max(j+1, 0), h-1)*w+w]
+			r2 := rows[min(max(j+2, 0), h-1)*w : min(max(j+2, 0), h-1)*w+w]
+			r3 := rows[min(max(j+3, 0), h-1)*w : min(max(j+3, 0), h-1)*w+w]
 			for x := x0; x <= x1; x++ {
-				var v float64
-				for i := range 4 {
-					v += wy[i] * rows[min(max(j+i, 0), h-1)*w+x]
-				}
+				v := wy[0] * r0[x]
+				v += wy[1] * r1[x]
+				v += wy[2] * r2[x]
+				v += wy[3] * r3[x]
 				o := y*w + x
 				r := v - a.sm[o]
 				u, q := a.gx[o], a.gy[o]
