@@ -53,21 +53,26 @@ func (r *refPatches) add(frames []stream.Frame) {
 	}
 }
 
-// removeCameraMotion measures the camera's own motion over the clips —
-// from their frames, or on the reference region's patches refs — and,
-// when it was detected, moves the clips' frames back by it (in place).
-// The frames were cropped to roi (zero: the whole srcW×srcH frame). It
-// returns the track for the certificate, nil with --reference off.
-func removeCameraMotion(ctx context.Context, choice cameraChoice, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
+// measureCameraMotion measures the camera's own motion over the clips —
+// from their frames, or on the reference region's patches refs — without
+// touching them: when the track is Applied, the caller moves the clips'
+// frames back by it (Track.StabilizeClips). The frames were cropped to
+// roi (zero: the whole srcW×srcH frame). It returns the track for the
+// certificate, nil with --reference off.
+func measureCameraMotion(ctx context.Context, choice cameraChoice, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
 	if choice.off || len(clips) == 0 {
 		return nil, nil
 	}
 	var t *motion.Track
 	var err error
 	if choice.region.IsZero() {
-		t, err = motion.MeasureClips(ctx, clips, motion.Options{})
-	} else if t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH); err == nil {
-		err = t.StabilizeClips(clips)
+		frames := make([][][]float64, len(clips))
+		for i, c := range clips {
+			frames[i] = c.Frames
+		}
+		t, err = motion.Measure(ctx, frames, clips[0].W, clips[0].H, motion.Options{})
+	} else {
+		t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("camera motion: %w", err)
