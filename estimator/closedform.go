@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/physd/physd/internal/par"
+	"github.com/physd/physd/internal/symeig"
 )
 
 // spatialBasis sets the encoder's mean frame μ and its feature map W to the
@@ -379,7 +380,7 @@ func readoutFor(g *stencilGram, dt, g1, g0 float64, wt *mat.Dense, tau float64, 
 // minReadout solves min_u uᵀAu / uᵀBu through the whitener wt of B
 // (whitener) and returns u scaled so that uᵀBu = τ², with the minimum.
 // ws holds its scratch across calls; the whitened problem's smallest
-// eigenpair is all it needs (smallestEigen).
+// eigenpair is all it needs (symeig).
 func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]float64, float64, error) {
 	k, r := wt.Dims()
 	// C = wtᵀ A wt, by hand: k is a few dozen, where a parallel GEMM's
@@ -407,7 +408,7 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]flo
 		}
 	}
 	v0 := grow(&ws.v, r)
-	lambda, ok := smallestEigen(cs, r, v0, &ws.eig)
+	lambda, ok := ws.eig.Pair(cs, r, 0, v0)
 	if !ok {
 		return nil, 0, fmt.Errorf("closed form: eigendecomposition failed")
 	}
@@ -425,7 +426,7 @@ func minReadout(A *mat.SymDense, wt *mat.Dense, tau float64, ws *eigWork) ([]flo
 type eigWork struct {
 	a         mat.SymDense
 	aw, cs, v []float64
-	eig       minEigWork
+	eig       symeig.Work
 }
 
 // grow returns (*b)[:n], reallocating *b when it is shorter.

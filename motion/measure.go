@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/physd/physd/internal/symeig"
 )
 
 // Options tunes Measure. The zero value is the default.
@@ -768,25 +770,23 @@ func removeState(cam, shat []Shift, idx []int, pairs []pair, comp []int, c int) 
 // of near-identical frames, steps between them.) nil if the
 // decomposition fails.
 func fiedler(m int, pos map[int]int, pairs []pair, comp []int, c int) []float64 {
-	L := mat.NewSymDense(m, nil)
+	L := make([]float64, m*m) // upper triangle, row-major
 	for _, p := range pairs {
 		if p.weight() == 0 || comp[p.a] != c {
 			continue
 		}
 		i, j := pos[p.a], pos[p.b]
-		L.SetSym(i, i, L.At(i, i)+1)
-		L.SetSym(j, j, L.At(j, j)+1)
-		L.SetSym(i, j, L.At(i, j)-1)
+		L[i*m+i]++
+		L[j*m+j]++
+		L[min(i, j)*m+max(i, j)]--
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(L, true) {
-		return nil
-	}
-	var vec mat.Dense
-	eig.VectorsTo(&vec)
+	// Only the eigenvector of the second smallest eigenvalue is needed
+	// (symeig: about a sixth of the full decomposition's work; m is a
+	// window's frames).
 	f := make([]float64, m)
-	for i := range m {
-		f[i] = vec.At(i, 1)
+	var ws symeig.Work
+	if _, ok := ws.Pair(L, m, 1, f); !ok {
+		return nil
 	}
 	return f
 }

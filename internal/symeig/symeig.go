@@ -1,4 +1,8 @@
-package estimator
+// Package symeig finds one eigenpair of a real symmetric matrix — the
+// smallest, or the j-th smallest — for a fraction of the cost of the full
+// eigendecomposition: the readout of physd's closed form (the smallest)
+// and the Fiedler vector of the camera-motion test's graph (the second).
+package symeig
 
 import (
 	"math"
@@ -7,34 +11,38 @@ import (
 	"gonum.org/v1/gonum/lapack/gonum"
 )
 
-// minEigWork is smallestEigen's scratch, kept across calls of one order.
-type minEigWork struct {
+// Work is Pair's scratch, kept across calls of one order. The zero value
+// is ready; a Work is not safe for concurrent use.
+type Work struct {
 	n                 int
 	d, e, tau, dd, ee []float64
 	x, work           []float64
 	lu                [4][]float64 // the shifted tridiagonal's LU factors
 	piv               []bool
 	impl              gonum.Implementation
-	qWorkLen, trdWork int
+	trdWork           int
 }
 
-// smallestEigen returns the smallest eigenvalue λ₀ of the symmetric n×n
-// matrix c (upper triangle, row-major, stride n; overwritten) and a unit
-// eigenvector v (len n) for it.
+// Pair returns the j-th smallest eigenvalue λ_j (j = 0 the smallest) of the
+// symmetric n×n matrix c (upper triangle, row-major, stride n;
+// overwritten) and a unit eigenvector v (len n) for it; ok is false when
+// the iteration fails or j ≥ n.
 //
-// The readout needs one eigenpair, not all n: c is reduced to tridiagonal
+// One eigenpair, not all n: c is reduced to tridiagonal
 // form QᵀcQ = T (Dsytrd), T's eigenvalues are found without vectors
 // (Dsterf, O(n²)), λ₀'s eigenvector x of T by inverse iteration, and
-// v = Qx with Q formed by Dorgtr. That is about a third of the work of
-// the full eigendecomposition (Dsyev accumulates every QR rotation into n
-// vectors). Its sign is fixed so that v's largest component is positive.
-func smallestEigen(c []float64, n int, v []float64, ws *minEigWork) (float64, bool) {
+// v = Qx from Dsytrd's reflectors. That is about a sixth of the work of
+// the full eigendecomposition (Dsyev forms Q and accumulates every QR
+// rotation into n vectors). v's sign is fixed so that its largest
+// component is positive. When λ_j is repeated or clustered, v is a unit
+// vector of that eigenspace, as the full decomposition's would be.
+func (ws *Work) Pair(c []float64, n, j int, v []float64) (float64, bool) {
 	if n == 1 {
 		v[0] = 1
 		return c[0], true
 	}
 	if ws.n != n {
-		*ws = minEigWork{n: n, d: make([]float64, n), e: make([]float64, n-1), tau: make([]float64, n-1),
+		*ws = Work{n: n, d: make([]float64, n), e: make([]float64, n-1), tau: make([]float64, n-1),
 			dd: make([]float64, n), ee: make([]float64, n-1), x: make([]float64, n), piv: make([]bool, n)}
 		for i := range ws.lu {
 			ws.lu[i] = make([]float64, n)
@@ -42,30 +50,23 @@ func smallestEigen(c []float64, n int, v []float64, ws *minEigWork) (float64, bo
 		q := []float64{0}
 		ws.impl.Dsytrd(blas.Upper, n, c, n, ws.d, ws.e, ws.tau, q, -1)
 		ws.trdWork = int(q[0])
-		ws.impl.Dorgtr(blas.Upper, n, c, n, ws.tau, q, -1)
-		ws.qWorkLen = int(q[0])
-		ws.work = make([]float64, max(ws.trdWork, ws.qWorkLen, 1))
+		ws.work = make([]float64, max(ws.trdWork, 1))
 	}
 	impl := ws.impl
 	impl.Dsytrd(blas.Upper, n, c, n, ws.d, ws.e, ws.tau, ws.work, ws.trdWork)
 	copy(ws.dd, ws.d)
 	copy(ws.ee, ws.e)
-	if !impl.Dsterf(n, ws.dd, ws.ee) {
+	if !impl.Dsterf(n, ws.dd, ws.ee) || j >= n {
 		return 0, false
 	}
-	lambda := ws.dd[0]
+	lambda := ws.dd[j]
 	if !ws.inverseIteration(lambda) {
 		return 0, false
 	}
-	impl.Dorgtr(blas.Upper, n, c, n, ws.tau, ws.work, ws.qWorkLen)
-	// v = Q x
+	copy(v, ws.x)
+	applyQ(c, n, ws.tau, v)
 	var big float64
-	for i := range n {
-		var s float64
-		for j := range n {
-			s += c[i*n+j] * ws.x[j]
-		}
-		v[i] = s
+	for _, s := range v {
 		if math.Abs(s) > math.Abs(big) {
 			big = s
 		}
@@ -85,7 +86,7 @@ func smallestEigen(c []float64, n int, v []float64, ws *minEigWork) (float64, bo
 // within rounding of λ), and the others by at most 1/gap, so one step
 // would do unless eigenvalues cluster; a pivot that rounds to 0 is set to
 // ε‖T‖, as LAPACK's Dlagts does.
-func (ws *minEigWork) inverseIteration(lambda float64) bool {
+func (ws *Work) inverseIteration(lambda float64) bool {
 	n, d, e := ws.n, ws.d, ws.e
 	var norm float64
 	for i := range n {
@@ -177,4 +178,23 @@ func (ws *minEigWork) inverseIteration(lambda float64) bool {
 		}
 	}
 	return true
+}
+
+// applyQ replaces x by Qx, Q = H_{n−2} ⋯ H_1 H_0 the orthogonal factor of
+// Dsytrd(blas.Upper) whose reflectors H_i = I − τ_i v vᵀ it left in a:
+// v[i] = 1, v[0:i] = a[0:i, i+1] (row-major, stride n), v[i+1:] = 0. H_0
+// acts first.
+func applyQ(a []float64, n int, tau, x []float64) {
+	for i := 0; i+1 < n; i++ {
+		// x ← x − τ_i (vᵀx) v
+		s := x[i]
+		for r := range i {
+			s += a[r*n+i+1] * x[r]
+		}
+		s *= tau[i]
+		x[i] -= s
+		for r := range i {
+			x[r] -= s * a[r*n+i+1]
+		}
+	}
 }
