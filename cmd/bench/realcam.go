@@ -43,7 +43,7 @@ type realOptions struct {
 	old     string // an older physd to measure before each new run ("": none)
 	cams    string // camera counts, comma-separated
 	scenes  string // scene names (realScene.key), comma-separated
-	profile string // a directory for each run's CPU profile ("": none)
+	profile string // a directory for each run's CPU and heap profiles ("": none)
 }
 
 // realBinary is a physd binary the bench measures, with its label.
@@ -209,7 +209,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	}
 	args := []string{"run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state")}
 	if profile != "" {
-		args = append(args, "--cpuprofile", profile)
+		args = append(args, "--cpuprofile", profile, "--memprofile", strings.TrimSuffix(profile, ".pprof")+".heap.pprof")
 	}
 	cmd := exec.CommandContext(ctx, physd, args...)
 	var stderr bytes.Buffer

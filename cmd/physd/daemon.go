@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	forDur := fs.Duration("for", 0, "stop after this long (0: run until SIGINT/SIGTERM)")
 	quiet := fs.Bool("quiet", false, "do not print certified estimates on stdout")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof); for measuring, not for production")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file when the run is asked to stop, before the cameras close (the heap as of the last collection; go tool pprof); for measuring")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("run: %w: %w", errUsage, err)
 	}
@@ -127,9 +128,39 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}()
 	}
+	var heapDone chan error
+	if *memProfile != "" {
+		heapDone = make(chan error, 1)
+		go func() {
+			<-ctx.Done()
+			heapDone <- writeHeapProfile(*memProfile)
+		}()
+	}
 	err = d.Run(ctx, nil)
+	if heapDone != nil {
+		if herr := <-heapDone; herr != nil && err == nil {
+			err = herr
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
+	}
+	return nil
+}
+
+// writeHeapProfile writes the heap profile (as of the last collection) to
+// path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("memprofile: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("memprofile: %w", err)
 	}
 	return nil
 }
