@@ -11,19 +11,25 @@ import (
 // object's, moves their frames back by it in place (Track.Stabilize). All
 // clips must share one frame size.
 func MeasureClips(ctx context.Context, clips []estimator.Clip, opt Options) (*Track, error) {
+	t, err := MeasureClipsOnly(ctx, clips, opt)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	return t, t.StabilizeClips(clips)
+}
+
+// MeasureClipsOnly is MeasureClips without moving the frames: when the
+// track is Applied, the caller moves them (StabilizeClips), so that work
+// on the frames as read can go on meanwhile.
+func MeasureClipsOnly(ctx context.Context, clips []estimator.Clip, opt Options) (*Track, error) {
 	if len(clips) == 0 {
 		return nil, nil
 	}
-	w, h := clips[0].W, clips[0].H
 	frames := make([][][]float64, len(clips))
 	for i, c := range clips {
 		frames[i] = c.Frames
 	}
-	t, err := Measure(ctx, frames, w, h, opt)
-	if err != nil {
-		return nil, err
-	}
-	return t, t.StabilizeClips(clips)
+	return Measure(ctx, frames, clips[0].W, clips[0].H, opt)
 }
 
 // StabilizeClips moves the clips' frames back by the track's shifts, in

@@ -66,11 +66,7 @@ func measureCameraMotion(ctx context.Context, choice cameraChoice, clips []estim
 	var t *motion.Track
 	var err error
 	if choice.region.IsZero() {
-		frames := make([][][]float64, len(clips))
-		for i, c := range clips {
-			frames[i] = c.Frames
-		}
-		t, err = motion.Measure(ctx, frames, clips[0].W, clips[0].H, motion.Options{})
+		t, err = motion.MeasureClipsOnly(ctx, clips, motion.Options{})
 	} else {
 		t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH)
 	}

@@ -159,11 +159,7 @@ func (ws *Work) inverseIteration(lambda float64) bool {
 			if i+2 < n {
 				s -= u2[i] * x[i+2]
 			}
-			piv := u0[i]
-			if piv == 0 {
-				piv = tiny
-			}
-			x[i] = s / piv
+			x[i] = s / u0[i] // never 0: the factorisation replaced zero pivots
 		}
 		var ss float64
 		for _, v := range x {
