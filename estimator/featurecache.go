@@ -10,15 +10,17 @@ import (
 // an encoder whose W and μ stay put between calls: the online learner's,
 // whose spatial features only a cold start changes, while every frame
 // sits in several overlapping windows and the replay set and each window
-// reads its features several times. Frames are keyed by their pixel
-// slice (frames are shared, never written after decoding) and checked
-// against a hash of the frame's pixels, so that a recycled buffer holding
-// another frame is not mistaken for the one it held; a row is
+// reads its features several times. Frames are keyed by the address of
+// their pixels (pixhash.Addr: frames are shared, never written after
+// decoding, and the key keeps none alive — exposure-normalised copies
+// die with their window) and checked against a hash of the frame's
+// pixels, so that a recycled buffer holding another frame is not
+// mistaken for the one it held; a row is
 // bitwise the one features would compute, since each is one worker's dot
 // products of that frame alone.
 type featureCache struct {
 	w, mean []float64 // the W and μ the rows were computed with
-	rows    map[*float64]cachedRow
+	rows    map[uintptr]cachedRow
 	calls   uint64
 }
 
@@ -41,7 +43,7 @@ const cacheKeep = 8
 // keeps. An encoder with a cache is not safe for concurrent use.
 func (e *LowRank) EnableFeatureCache() {
 	if e.cache == nil {
-		e.cache = &featureCache{rows: map[*float64]cachedRow{}}
+		e.cache = &featureCache{rows: map[uintptr]cachedRow{}}
 	}
 }
 
@@ -63,14 +65,14 @@ func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
 			continue
 		}
 		prints[i] = fingerprint(f)
-		if r, ok := c.rows[&f[0]]; !ok || r.print != prints[i] {
+		if r, ok := c.rows[pixhash.Addr(f)]; !ok || r.print != prints[i] {
 			miss, missPrint = append(miss, f), append(missPrint, prints[i])
 		}
 	}
 	if len(miss) > 0 {
 		hm := e.computeFeatures(miss)
 		for j, f := range miss {
-			c.rows[&f[0]] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K], print: missPrint[j]}
+			c.rows[pixhash.Addr(f)] = cachedRow{h: hm[j*e.K : (j+1)*e.K : (j+1)*e.K], print: missPrint[j]}
 		}
 	}
 	h := make([]float64, len(frames)*e.K)
@@ -78,9 +80,9 @@ func (e *LowRank) cachedFeatures(frames [][]float64) []float64 {
 		if len(f) == 0 {
 			continue
 		}
-		r := c.rows[&f[0]]
+		r := c.rows[pixhash.Addr(f)]
 		r.used = c.calls
-		c.rows[&f[0]] = r
+		c.rows[pixhash.Addr(f)] = r
 		copy(h[i*e.K:(i+1)*e.K], r.h)
 	}
 	for k, r := range c.rows {

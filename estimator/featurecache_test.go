@@ -2,8 +2,10 @@ package estimator
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 )
 
 // The cache returns bitwise the features computed without it, across
@@ -65,4 +67,38 @@ func TestFeatureCache(t *testing.T) {
 	if got := len(cached.cache.rows); got != 5 {
 		t.Errorf("%d rows kept after reading 5 frames %d times, want 5", got, cacheKeep+1)
 	}
+}
+
+// The cache keeps no frame alive: frames read once (an exposure-normalised
+// copy of a window) are collected once the caller lets them go, while their
+// rows wait to be dropped.
+func TestFeatureCacheKeepsNoFrame(t *testing.T) {
+	const p, k = 64, 8
+	e := NewLowRank(rand.New(rand.NewPCG(3, 4)), p, k, 4)
+	e.EnableFeatureCache()
+	freed := make(chan int, 8)
+	func() {
+		frames := make([][]float64, 8)
+		for i := range frames {
+			frames[i] = make([]float64, p)
+			frames[i][0] = float64(i)
+			runtime.AddCleanup(&frames[i][0], func(i int) { freed <- i }, i)
+		}
+		e.features(frames)
+	}()
+	if len(e.cache.rows) != 8 {
+		t.Fatalf("%d rows cached, want 8", len(e.cache.rows))
+	}
+	deadline := time.After(10 * time.Second)
+	for got := 0; got < 8; {
+		runtime.GC()
+		select {
+		case <-freed:
+			got++
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("%d of 8 frames collected: the cache keeps the others alive", got)
+		}
+	}
+	runtime.KeepAlive(e)
 }

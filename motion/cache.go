@@ -9,16 +9,17 @@ import (
 // Cache keeps, across the overlapping windows of one camera, what Measure
 // computes of single frames (the half-size frame, its descriptor) and of
 // pairs of frames (their registration): each frame sits in several windows, and registering
-// pairs is most of a window's test. Entries are keyed by the frame's
-// pixel slice (frames are shared, never written after decoding) and
-// checked against a hash of its pixels, so a recycled buffer is not
+// pairs is most of a window's test. Entries are keyed by the address of
+// the frame's pixels (pixhash.Addr: frames are shared, never written
+// after decoding, and the key keeps none alive) and checked against a
+// hash of its pixels, so a recycled buffer is not
 // taken for the frame it held; a cached result is bitwise the one
 // computed afresh. Entries not used for cacheKeep calls are dropped.
 // Safe for concurrent use.
 type Cache struct {
 	mu     sync.Mutex
 	calls  uint64
-	halves map[*float64]halfEntry
+	halves map[uintptr]halfEntry
 	descs  map[frameKey]descEntry
 	pairs  map[pairKey]pairEntry
 }
@@ -27,7 +28,7 @@ type Cache struct {
 const cacheKeep = 4
 
 type frameKey struct {
-	p    *float64
+	p    uintptr
 	w, h int
 }
 
@@ -55,7 +56,7 @@ type pairEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{halves: map[*float64]halfEntry{}, descs: map[frameKey]descEntry{}, pairs: map[pairKey]pairEntry{}}
+	return &Cache{halves: map[uintptr]halfEntry{}, descs: map[frameKey]descEntry{}, pairs: map[pairKey]pairEntry{}}
 }
 
 // fingerprint is the frame's pixel hash (pixhash.Sum).
@@ -90,17 +91,17 @@ func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
 	}
 	pr := fingerprint(f)
 	c.mu.Lock()
-	e, ok := c.halves[&f[0]]
+	e, ok := c.halves[pixhash.Addr(f)]
 	if ok && e.print == pr && len(e.f) == (w/2)*(h/2) {
 		e.used = c.calls
-		c.halves[&f[0]] = e
+		c.halves[pixhash.Addr(f)] = e
 		c.mu.Unlock()
 		return e.f, w / 2, h / 2
 	}
 	c.mu.Unlock()
 	out, hw, hh := halve(f, w, h)
 	c.mu.Lock()
-	c.halves[&f[0]] = halfEntry{print: pr, f: out, used: c.calls}
+	c.halves[pixhash.Addr(f)] = halfEntry{print: pr, f: out, used: c.calls}
 	c.mu.Unlock()
 	return out, hw, hh
 }
@@ -111,7 +112,7 @@ func (c *Cache) descriptor(f []float64, pr uint64, w, h int) []float64 {
 	if c == nil || len(f) == 0 {
 		return nil
 	}
-	k := frameKey{&f[0], w, h}
+	k := frameKey{pixhash.Addr(f), w, h}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.descs[k]
@@ -128,7 +129,7 @@ func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64) 
 		return
 	}
 	c.mu.Lock()
-	c.descs[frameKey{&f[0], w, h}] = descEntry{print: pr, desc: desc, used: c.calls}
+	c.descs[frameKey{pixhash.Addr(f), w, h}] = descEntry{print: pr, desc: desc, used: c.calls}
 	c.mu.Unlock()
 }
 
@@ -138,7 +139,7 @@ func (c *Cache) registered(a, b []float64, prints [2]uint64, w, h int) (pairEntr
 	if c == nil || len(a) == 0 || len(b) == 0 {
 		return pairEntry{}, false
 	}
-	k := pairKey{frameKey{&a[0], w, h}, frameKey{&b[0], w, h}}
+	k := pairKey{frameKey{pixhash.Addr(a), w, h}, frameKey{pixhash.Addr(b), w, h}}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.pairs[k]
@@ -157,6 +158,6 @@ func (c *Cache) putRegistered(a, b []float64, prints [2]uint64, w, h int, e pair
 	e.prints = prints
 	c.mu.Lock()
 	e.used = c.calls
-	c.pairs[pairKey{frameKey{&a[0], w, h}, frameKey{&b[0], w, h}}] = e
+	c.pairs[pairKey{frameKey{pixhash.Addr(a), w, h}, frameKey{pixhash.Addr(b), w, h}}] = e
 	c.mu.Unlock()
 }

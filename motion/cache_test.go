@@ -3,7 +3,9 @@ package motion
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/physd/physd/sim"
 )
@@ -57,6 +59,37 @@ func TestCacheSameTracks(t *testing.T) {
 	if !reflect.DeepEqual(want, got) {
 		t.Errorf("rewritten frames: cached track %+v, want %+v", got, want)
 	}
+}
+
+// The cache keeps no frame alive: a window's frames are collected once the
+// caller lets them go, while their entries wait to be dropped.
+func TestCacheKeepsNoFrame(t *testing.T) {
+	c := NewCache()
+	freed := make(chan int, 60)
+	func() {
+		frames := pendulum(t, sim.Nuisance{Kind: sim.NuisanceJitter, Level: 1}, 4)[:60]
+		for i := range frames {
+			runtime.AddCleanup(&frames[i][0], func(i int) { freed <- i }, i)
+		}
+		if _, err := Measure(context.Background(), [][][]float64{frames}, 64, 64, Options{Cache: c}); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	if len(c.halves)+len(c.descs)+len(c.pairs) == 0 {
+		t.Fatal("nothing cached")
+	}
+	deadline := time.After(10 * time.Second)
+	for got := 0; got < 60; {
+		runtime.GC()
+		select {
+		case <-freed:
+			got++
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("%d of 60 frames collected: the cache keeps the others alive", got)
+		}
+	}
+	runtime.KeepAlive(c)
 }
 
 // BenchmarkMeasureWindowCached is BenchmarkMeasureWindow on a daemon's

@@ -3,7 +3,10 @@
 // frame it held.
 package pixhash
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Sum hashes every pixel's bits (FNV-1a over 64-bit words): frames that
 // differ anywhere, even only where a small object is, differ in it. It
@@ -18,3 +21,11 @@ func Sum(f []float64) uint64 {
 	}
 	return h
 }
+
+// Addr is the address of f's first pixel, a cache key that, unlike a
+// pointer, does not keep the frame alive: a cache keyed by it holds no
+// frame after every window has let it go. A freed frame's address can be
+// handed to a new frame, which is why an entry is checked against the
+// frame's Sum; a new frame with the same pixels at the same address has,
+// bit for bit, the same cached results. f must not be empty.
+func Addr(f []float64) uintptr { return uintptr(unsafe.Pointer(&f[0])) }
