@@ -42,7 +42,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz deb deb-test
+.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz deb deb-test
 
 all: build
 
@@ -72,8 +72,10 @@ test-deps: deps
 		cd $(WHEP_NODE) && npm_config_nodedir=$${npm_config_nodedir:-$$nd} npm ci --no-audit --no-fund --loglevel=error; \
 	fi
 
+# build links OpenCV's core and imgproc only (packaging/leanbuild.sh says
+# why); a plain `go build ./cmd/physd` works too, with all of OpenCV linked.
 build: deps
-	$(GO) build -o $(BIN) ./cmd/physd
+	GO=$(GO) packaging/leanbuild.sh -o $(BIN) ./cmd/physd
 
 # run: the daemon on the built-in default — embedded NATS on 127.0.0.1:4222
 # and one synthetic underdamped pendulum camera (γ1 = 0.08, γ0 = 4.0016,
@@ -92,7 +94,20 @@ test: test-deps
 	$(GO) test -count=1 -timeout 10m ./internal/chaos
 	$(GO) test -race -count=1 -timeout 20m ./daemon/...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=8s FUZZMIN=1s
-	$(MAKE) --no-print-directory verify-unit cross test-arm64
+	$(MAKE) --no-print-directory verify-unit lean-check cross test-arm64
+
+# lean-check: the binary `make build` makes starts without OpenCV's videoio
+# and still reads through it when it must: a rotated MP4 (display matrix),
+# which physd leaves to OpenCV, decoded to the end.
+lean-check: build
+	@if readelf -d $(BIN) | grep -q 'NEEDED.*opencv_videoio'; then echo "lean-check: $(BIN) links libopencv_videoio at start"; exit 1; fi
+	@tmp=$$(mktemp -d); \
+	ffmpeg -loglevel error -f lavfi -i testsrc=size=96x64:rate=20:duration=2 -c:v libx264 -pix_fmt yuv420p -display_rotation 90 $$tmp/rotated.mp4 2>/dev/null || \
+	ffmpeg -loglevel error -f lavfi -i testsrc=size=96x64:rate=20:duration=2 -c:v libx264 -pix_fmt yuv420p -metadata:s:v rotate=90 $$tmp/rotated.mp4; \
+	out=$$(./$(BIN) estimate --json $$tmp/rotated.mp4 2>&1); rc=$$?; rm -rf $$tmp; \
+	frames=$$(echo "$$out" | sed -n 's/^ *"frames": \([0-9]*\),*$$/\1/p' | head -1); \
+	if [ "$$frames" != 40 ]; then echo "$$out" | tail -5; echo "lean-check: the rotated clip read $${frames:-no} frames (exit $$rc), want 40"; exit 1; fi; \
+	echo "lean-check: $(BIN) starts without libopencv_videoio and reads a rotated MP4 through it (40 frames)"
 
 # chaos: the long fault-injection run (see internal/chaos).
 CHAOS_ARGS ?= -chaos.outage 60s -chaos.outages 2 -chaos.rtsp-down 10s -chaos.kills 10

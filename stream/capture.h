@@ -12,8 +12,10 @@ extern "C" {
 
 typedef void* PhysdCapture;
 
-// physd_capture_new allocates an unopened capture.
-PhysdCapture physd_capture_new(void);
+// physd_capture_new allocates an unopened capture, loading OpenCV's videoio
+// on first use; NULL if it cannot, with the reason in err (errlen bytes,
+// NUL-terminated).
+PhysdCapture physd_capture_new(char* err, int errlen);
 // physd_capture_open opens uri (or the device index when uri is NULL) with
 // the API preference api and n ints of property/value pairs. It returns 1
 // when the capture is open, 0 otherwise; if OpenCV threw, the exception's

@@ -3,8 +3,9 @@
 package stream
 
 /*
-#cgo !windows pkg-config: opencv4
+#cgo !windows,!customenv pkg-config: opencv4
 #cgo CXXFLAGS: --std=c++11
+#cgo LDFLAGS: -ldl
 #include <stdlib.h>
 #include "capture.h"
 */
@@ -62,7 +63,12 @@ type capture struct {
 // openCapture opens spec. On failure the error carries OpenCV's exception
 // message if it threw, and the capture is released.
 func openCapture(spec captureSpec) (*capture, error) {
-	c := &capture{p: C.physd_capture_new()}
+	var errbuf [512]C.char
+	p := C.physd_capture_new(&errbuf[0], C.int(len(errbuf)))
+	if p == nil {
+		return nil, errors.New(C.GoString(&errbuf[0]))
+	}
+	c := &capture{p: p}
 	var curi *C.char
 	if spec.uri != "" {
 		curi = C.CString(spec.uri)
@@ -77,7 +83,6 @@ func openCapture(spec captureSpec) (*capture, error) {
 			ps[i] = C.int(v)
 		}
 	}
-	var errbuf [512]C.char
 	open := func() C.int {
 		return C.physd_capture_open(c.p, curi, C.int(spec.index), C.int(spec.api), params, C.int(len(spec.params)), &errbuf[0], C.int(len(errbuf)))
 	}

@@ -40,11 +40,12 @@ for arch in $DEB_ARCHS; do
 		"$stage/etc/physd" "$stage/usr/share/doc/physd"
 	printf 'Source: physd\n\nPackage: physd\nArchitecture: any\n' >"$work/debian/control"
 
-	# The binary: the full cgo build (OpenCV through gocv), as `make build`,
+	# The binary: the cgo build of `make build` (OpenCV's core and imgproc
+	# linked, videoio loaded when a capture needs it: packaging/leanbuild.sh),
 	# stripped and with the version.
 	if [ "$arch" = "$host" ]; then
 		tb=$(date +%s)
-		CGO_ENABLED=1 $GO build -trimpath -ldflags "$ldflags" -o "$stage/usr/bin/physd" ./cmd/physd
+		CGO_ENABLED=1 GO=$GO GO_LDFLAGS="$ldflags" packaging/leanbuild.sh -trimpath -o "$stage/usr/bin/physd" ./cmd/physd
 		build_s=$(($(date +%s) - tb))
 		depends=$(cd "$work" && dpkg-shlibdeps -O debian/physd/usr/bin/physd 2>/dev/null)
 	elif [ "$arch" = arm64 ] && [ "$host" = amd64 ]; then
@@ -57,7 +58,7 @@ for arch in $DEB_ARCHS; do
 			CC="aarch64-linux-gnu-gcc --sysroot=$R" CXX="aarch64-linux-gnu-g++ --sysroot=$R" \
 			PKG_CONFIG_SYSROOT_DIR="$R" PKG_CONFIG_PATH="" \
 			PKG_CONFIG_LIBDIR="$R/usr/lib/aarch64-linux-gnu/pkgconfig:$R/usr/share/pkgconfig" \
-			$GO build -trimpath -ldflags "$ldflags" -o "$stage/usr/bin/physd" ./cmd/physd
+			GO=$GO GO_LDFLAGS="$ldflags" packaging/leanbuild.sh -trimpath -o "$stage/usr/bin/physd" ./cmd/physd
 		build_s=$(($(date +%s) - tb))
 		as_root rm -rf "$R/tmp/physd-deb"
 		as_root mkdir -p "$R/tmp/physd-deb"
@@ -70,6 +71,9 @@ for arch in $DEB_ARCHS; do
 		exit 1
 	fi
 	depends=$(printf '%s\n' "$depends" | sed -n 's/^shlibs:Depends=//p')
+	# videoio is opened with dlopen (stream/capture.cpp), which
+	# dpkg-shlibdeps cannot see: the same OpenCV's package, by name.
+	case $depends in *libopencv-core406*) depends="$depends, libopencv-videoio406" ;; esac
 	case $depends in *libc6*) ;; *) depends= ;; esac
 	case $depends in *libopencv-core406*) ;; *)
 		echo "build.sh: $arch: dpkg-shlibdeps found no libc6 or no libopencv-core406 dependency" >&2
