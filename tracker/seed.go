@@ -2,9 +2,9 @@ package tracker
 
 import (
 	"math"
-	"slices"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/order"
 )
 
 // Box is a rectangle in the clips' pixels: top-left (X, Y), size W×H.
@@ -49,8 +49,7 @@ func background(clips []estimator.Clip) (bg, act []float64) {
 		}
 		n := float64(len(pick))
 		act[j] = math.Sqrt(math.Max(0, s2/n-(s/n)*(s/n)))
-		slices.Sort(col)
-		bg[j] = col[len(col)/2]
+		bg[j] = order.Select(col, len(col)/2) // the sorted column's middle, without the sort
 	}
 	return bg, act
 }

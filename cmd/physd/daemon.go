@@ -61,8 +61,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	// A soft heap limit keeps a small board's resident set flat: the
 	// runtime collects harder near it instead of growing the heap. About
-	// 100 MB of the resident set are Debian's OpenCV/FFmpeg libraries, so
-	// the Go heap is what there is to bound. It must stay above the live
+	// 75 MB of the resident set are the binary and Debian's OpenCV/FFmpeg
+	// libraries (100 before `make build` stopped loading videoio at
+	// start), so the Go heap is what there is to bound. It must stay above the live
 	// heap, or the collector runs back to back: a 640×480 camera's live
 	// heap peaks near 60 MB while a window is estimated (its frames, the
 	// exposure-normalised copies the fits read, the replayed window), and
