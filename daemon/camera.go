@@ -68,6 +68,9 @@ type camera struct {
 	work stageWork
 
 	jobs chan job // capacity 1: a newer window replaces one not yet started
+	// gate is the daemon's bound on windows estimated at once, shared
+	// by its cameras (nil: none).
+	gate gate
 
 	mu      sync.Mutex
 	state   string
@@ -412,7 +415,11 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 			return
 		}
 		skipped()
+		if !c.gate.acquire(ctx) {
+			return
+		}
 		o, ok := c.estimate(ctx, learner, th, j)
+		c.gate.release()
 		if !ok {
 			return
 		}

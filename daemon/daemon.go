@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -56,6 +57,9 @@ type Daemon struct {
 	started time.Time
 	// dash fans finished windows out to open dashboards.
 	dash *dashHub
+	// gate lets as many cameras estimate a window at once as the
+	// process has cores (see gate).
+	gate gate
 }
 
 // New validates what can be checked before starting, among it the names
@@ -80,7 +84,8 @@ func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if err := cfg.CheckNames(Vocabulary()); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now(), dash: newDashHub(opt.Logger)}
+	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now(), dash: newDashHub(opt.Logger),
+		gate: newGate(runtime.GOMAXPROCS(0))}
 	d.metrics = newMetrics(d)
 	return d, nil
 }
@@ -236,7 +241,7 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, node: d.bus.node, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(),
 		trainTime: d.metrics.training.WithLabelValues(cc.Name),
 		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
-		dash: newCamDash(d.dash, thumb, cfg)}
+		dash: newCamDash(d.dash, thumb, cfg), gate: d.gate}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
 	if len(cc.Zones) > 0 {
 		c.feeds = map[string]chan sourceItem{}
