@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,6 +110,9 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 		if !want[sc.key] {
 			continue
 		}
+		// sustain is the new binary's largest run without skips: its CPU
+		// per camera says how many cameras the machine's cores carry.
+		var sustain *realRun
 		for _, n := range counts {
 			for _, b := range bins {
 				prof := ""
@@ -134,7 +138,15 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 					label = b.label + " physd, " + label
 				}
 				printRealRun(label, r)
+				if b == bins[len(bins)-1] && r.skipped == 0 && r.windows > 0 && (sustain == nil || r.cameras > sustain.cameras) {
+					sustain = r
+				}
 			}
+		}
+		if sustain != nil {
+			perCam := sustain.cpu.Seconds() / sustain.wall.Seconds() / float64(sustain.cameras)
+			fmt.Printf("  %s: this machine's %d cores sustain about %.0f such cameras at a 1 s hop (the cores over the CPU per camera of the largest run without skips, %d cameras: an extrapolation past it, CPU only)\n",
+				sc.name, runtime.NumCPU(), float64(runtime.NumCPU())/perCam, sustain.cameras)
 		}
 	}
 	return nil
