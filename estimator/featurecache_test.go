@@ -5,7 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/physd/physd/internal/gctest"
 )
 
 // The cache returns bitwise the features computed without it, across
@@ -76,29 +77,19 @@ func TestFeatureCacheKeepsNoFrame(t *testing.T) {
 	const p, k = 64, 8
 	e := NewLowRank(rand.New(rand.NewPCG(3, 4)), p, k, 4)
 	e.EnableFeatureCache()
-	freed := make(chan int, 8)
+	watch := gctest.New(8)
 	func() {
 		frames := make([][]float64, 8)
 		for i := range frames {
 			frames[i] = make([]float64, p)
 			frames[i][0] = float64(i)
-			runtime.AddCleanup(&frames[i][0], func(i int) { freed <- i }, i)
+			gctest.Add(watch, &frames[i][0])
 		}
 		e.features(frames)
 	}()
 	if len(e.cache.rows) != 8 {
 		t.Fatalf("%d rows cached, want 8", len(e.cache.rows))
 	}
-	deadline := time.After(10 * time.Second)
-	for got := 0; got < 8; {
-		runtime.GC()
-		select {
-		case <-freed:
-			got++
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("%d of 8 frames collected: the cache keeps the others alive", got)
-		}
-	}
+	watch.Wait(t, "the feature cache")
 	runtime.KeepAlive(e)
 }

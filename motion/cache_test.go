@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
-	"time"
 
+	"github.com/physd/physd/internal/gctest"
 	"github.com/physd/physd/sim"
 )
 
@@ -65,11 +65,11 @@ func TestCacheSameTracks(t *testing.T) {
 // caller lets them go, while their entries wait to be dropped.
 func TestCacheKeepsNoFrame(t *testing.T) {
 	c := NewCache()
-	freed := make(chan int, 60)
+	watch := gctest.New(60)
 	func() {
 		frames := pendulum(t, sim.Nuisance{Kind: sim.NuisanceJitter, Level: 1}, 4)[:60]
 		for i := range frames {
-			runtime.AddCleanup(&frames[i][0], func(i int) { freed <- i }, i)
+			gctest.Add(watch, &frames[i][0])
 		}
 		if _, err := Measure(context.Background(), [][][]float64{frames}, 64, 64, Options{Cache: c}); err != nil {
 			t.Fatal(err)
@@ -78,17 +78,7 @@ func TestCacheKeepsNoFrame(t *testing.T) {
 	if len(c.halves)+len(c.descs)+len(c.pairs) == 0 {
 		t.Fatal("nothing cached")
 	}
-	deadline := time.After(10 * time.Second)
-	for got := 0; got < 60; {
-		runtime.GC()
-		select {
-		case <-freed:
-			got++
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("%d of 60 frames collected: the cache keeps the others alive", got)
-		}
-	}
+	watch.Wait(t, "the motion cache")
 	runtime.KeepAlive(c)
 }
 

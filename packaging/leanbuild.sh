@@ -3,7 +3,7 @@
 # imgproc linked and nothing else of it (make build, make deb).
 #
 # gocv's default cgo flags (pkg-config opencv4) link every OpenCV module,
-# and Debian's libopencv_videoio alone pulls in some 220 libraries (GDAL,
+# and Debian's libopencv_videoio pulls in 120 more libraries (GDAL,
 # GStreamer, Qt, poppler, ...): 0.08 s of dynamic linking at every start
 # and 25 MB of resident memory, for a reader physd uses only for V4L2 and
 # odd files. With gocv's customenv tag the flags are ours: each C/C++

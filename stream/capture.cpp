@@ -19,8 +19,8 @@
 #include "capture.h"
 
 // OpenCV's videoio is loaded on the first capture, not at start: with its
-// backends (GStreamer, GDAL through imgcodecs, ...) it maps some 220
-// libraries, 60 MB of a process's memory and most of its start-up time,
+// backends (GStreamer, GDAL through imgcodecs, ...) it maps some 120 more
+// libraries, ≈ 25 MB of resident memory and most of the start-up time,
 // and physd reads files, RTSP and WebRTC without it. Only the constructor
 // is looked up by name; every other member used here is virtual, called
 // through the object's vtable (devirtualisation is off for this file, above,
