@@ -35,6 +35,10 @@ type job struct {
 	end                    time.Time
 	frames                 int
 	single                 bool // a lone event: published as a diagnostic only
+	// first is the stream's index (Seq) of a window's first frame and hop
+	// how many frames apart windows start (0 for events), for the
+	// tracker (tracker.Stream).
+	first, hop int
 }
 
 // publisher is what a camera needs of the message bus (the NATS bus
@@ -61,6 +65,9 @@ type camera struct {
 	// motionCache keeps the camera-motion test's per-frame and per-pair
 	// results for the next overlapping windows (nil: none kept).
 	motionCache *motion.Cache
+	// trackCache keeps the tracker's matches for the next overlapping
+	// windows.
+	trackCache *tracker.Cache
 	// trainTime observes each window's training and fitting time.
 	trainTime interface{ Observe(float64) }
 	// work sums the learning stage's wall time per step and counts its
@@ -356,7 +363,7 @@ func jitter(d time.Duration) time.Duration {
 
 func windowJob(w *window.Window) job {
 	j := job{clips: []estimator.Clip{w.Clip()}, start: w.Frames[0].Wall,
-		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames)}
+		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames), first: w.Frames[0].Seq, hop: w.Hop}
 	j.addRefs(w.Frames)
 	return j
 }
@@ -506,7 +513,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	// The encoder's own verdict decided whether its training was kept; the
 	// report weighs it against the objects tracked through the same frames.
 	t0 = time.Now()
-	res, v := tracker.Weigh(ctx, j.clips, o.Result, c.preset, th, track, c.log)
+	res, v := tracker.Weigh(ctx, j.clips, o.Result, c.preset, th, track, tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, c.log)
 	c.work.add(stageWeigh, t0)
 	return outcome{job: j, res: res, verdict: v, info: info, train: o.TrainTime}, true
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/tracker"
 )
 
 // Options are what the daemon needs besides its configuration.
@@ -238,7 +239,7 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if err != nil {
 		return err
 	}
-	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, node: d.bus.node, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(),
+	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, node: d.bus.node, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(), trackCache: tracker.NewCache(),
 		trainTime: d.metrics.training.WithLabelValues(cc.Name),
 		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
 		dash: newCamDash(d.dash, thumb, cfg), gate: d.gate}

@@ -41,6 +41,8 @@ const (
 	// exposureMinChange is the smallest gain change worth undoing; below
 	// it the frames are left exactly as they came.
 	exposureMinChange = 0.005
+	// refBlock is how many pixels' columns the reference gathers at once.
+	refBlock = 16
 )
 
 // NormalizeExposure undoes per-frame changes of exposure or gain (a
@@ -68,18 +70,27 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 	}
 	n := len(frames)
 	// The reference is the median frame over (at most 64 of) the frames.
-	stride := max(1, n/64)
-	col := make([]float64, 0, n/stride+1)
+	// Its pixels' columns are gathered refBlock pixels at a time: one
+	// pixel per frame would read a cache line of every frame for each
+	// pixel.
+	stride := (n + 63) / 64
+	m := (n + stride - 1) / stride
+	cols := make([]float64, refBlock*m)
 	ref := make([]float64, p)
 	var idx []int
-	for j := range p {
-		col = col[:0]
-		for i := 0; i < n; i += stride {
-			col = append(col, frames[i][j])
+	for j0 := 0; j0 < p; j0 += refBlock {
+		b := min(refBlock, p-j0)
+		for c, i := 0, 0; i < n; c, i = c+1, i+stride {
+			for q, v := range frames[i][j0 : j0+b] {
+				cols[q*m+c] = v
+			}
 		}
-		ref[j] = order.Select(col, len(col)/2)
-		if ref[j] >= exposureFloor {
-			idx = append(idx, j)
+		for q := range b {
+			j := j0 + q
+			ref[j] = order.Select(cols[q*m:(q+1)*m], m/2)
+			if ref[j] >= exposureFloor {
+				idx = append(idx, j)
+			}
 		}
 	}
 	e := Exposure{Support: float64(len(idx)) / float64(p), MinGain: 1, MaxGain: 1}

@@ -3,6 +3,7 @@ package estimator
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/physd/physd/sim"
@@ -149,5 +150,33 @@ func TestNormalizeExposureCountsDarkFrames(t *testing.T) {
 	}
 	if r.Exposure == nil || r.Exposure.DarkFrames != 3 {
 		t.Errorf("the fit's exposure record: %+v", r.Exposure)
+	}
+}
+
+// BenchmarkNormalizeExposure times one window's exposure normalisation
+// at the size of a real camera's region (181 frames of 209×20 pixels,
+// the gains varying by 1 %): the median reference frame and one gain a
+// frame.
+func BenchmarkNormalizeExposure(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const w, h, n = 209, 20, 181
+	scene := make([]float64, w*h)
+	for j := range scene {
+		scene[j] = 0.2 + 0.6*rng.Float64()
+	}
+	frames := make([][]float64, n)
+	for k := range frames {
+		g := 1 + 0.01*math.Sin(float64(k)/10)
+		f := make([]float64, w*h)
+		for j := range f {
+			f[j] = g*scene[j] + 0.005*rng.NormFloat64()
+		}
+		frames[k] = f
+	}
+	clips := []Clip{{W: w, H: h, Frames: frames, Dt: 1.0 / 30}}
+	for b.Loop() {
+		if _, e := NormalizeExposure(clips); !e.Applied {
+			b.Fatal("not applied:", e.Why)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"context"
 	"sync"
 
 	"github.com/physd/physd/internal/pixhash"
@@ -22,6 +23,18 @@ type Cache struct {
 	halves map[uintptr]halfEntry
 	descs  map[frameKey]descEntry
 	pairs  map[pairKey]pairEntry
+	// dist is the last window's descriptor distances (n×n, row-major)
+	// between the frames distIDs names: the next window's frames it
+	// shares take their distances from it.
+	dist    []float64
+	distIDs []frameID
+}
+
+// frameID is a frame by its pixels: where they are, their fingerprint
+// and its size.
+type frameID struct {
+	frameKey
+	print uint64
 }
 
 // cacheKeep is how many Measure calls an entry survives unused.
@@ -160,4 +173,61 @@ func (c *Cache) putRegistered(a, b []float64, prints [2]uint64, w, h int, e pair
 	e.used = c.calls
 	c.pairs[pairKey{frameKey{pixhash.Addr(a), w, h}, frameKey{pixhash.Addr(b), w, h}}] = e
 	c.mu.Unlock()
+}
+
+// distances returns the n×n matrix of descriptor distances (descDist)
+// between the frames, row-major, computed on workers goroutines, each
+// pair once; with a cache, the pairs of frames the last window also held
+// are taken from it (prints are the frames' fingerprints). The result is
+// the same to the bit.
+func (c *Cache) distances(ctx context.Context, workers int, frames [][]float64, prints []uint64, desc [][]float64, w, h int) ([]float64, error) {
+	n := len(frames)
+	dist := make([]float64, n*n)
+	// old[k] is frame k's index in the last window, −1 if it was not in
+	// it.
+	old := make([]int, n)
+	for k := range old {
+		old[k] = -1
+	}
+	var ids []frameID
+	var prev []float64
+	pn := 0
+	if c != nil {
+		ids = make([]frameID, n)
+		for k, f := range frames {
+			ids[k] = frameID{frameKey{pixhash.Addr(f), w, h}, prints[k]}
+		}
+		c.mu.Lock()
+		prev, pn = c.dist, len(c.distIDs)
+		at := make(map[frameID]int, pn)
+		for i, id := range c.distIDs {
+			at[id] = i
+		}
+		c.mu.Unlock()
+		for k, id := range ids {
+			if i, ok := at[id]; ok {
+				old[k] = i
+			}
+		}
+	}
+	err := parallel(ctx, workers, n, func(_, k int) {
+		for l := k; l < n; l++ {
+			var d float64
+			if old[k] >= 0 && old[l] >= 0 {
+				d = prev[old[k]*pn+old[l]]
+			} else {
+				d = descDist(desc[k], desc[l])
+			}
+			dist[k*n+l], dist[l*n+k] = d, d
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c != nil {
+		c.mu.Lock()
+		c.dist, c.distIDs = dist, ids
+		c.mu.Unlock()
+	}
+	return dist, nil
 }

@@ -39,6 +39,9 @@ func TestCacheSameTracks(t *testing.T) {
 		if n.Kind == sim.NuisanceJitter && detected == 0 {
 			t.Errorf("jitter: camera motion never detected; the full-size path went untested")
 		}
+		if len(c.distIDs) != 60 {
+			t.Errorf("%v: the last window's distances are kept for %d frames, not its 60", n, len(c.distIDs))
+		}
 		if len(c.descs) == 0 || len(c.pairs) == 0 || len(c.descs) > 2*len(frames) {
 			t.Errorf("%v: %d frames and %d pairs kept for %d frames", n, len(c.descs), len(c.pairs), len(frames))
 		}

@@ -261,9 +261,13 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 			add(k, k+1, false)
 		}
 	}
+	dist, err := opt.Cache.distances(ctx, workers, frames, prints, desc, w, h)
+	if err != nil {
+		return nil, err
+	}
 	near := make([][]int, n)
 	if err := parallel(ctx, workers, n, func(_, k int) {
-		near[k] = revisits(desc, k, clipOf, opt.Revisits)
+		near[k] = revisits(dist[k*n:(k+1)*n], k, clipOf, opt.Revisits)
 	}); err != nil {
 		return nil, err
 	}
@@ -401,25 +405,32 @@ func descriptor(spec []complex128, w, h int) []float64 {
 	return out
 }
 
+// descDist is the squared distance between two frames' descriptors,
+//
+//	d(k, l) = Σ_i (desc_k[i] − desc_l[i])²,
+//
+// the same to the bit either way round.
+func descDist(a, b []float64) float64 {
+	var s float64
+	for i, v := range a {
+		e := v - b[i]
+		s += e * e
+	}
+	return s
+}
+
 // revisits returns up to m frames that look most like frame k up to a
 // translation: in k's own clip the local minima of the descriptor
-// distance along time other than the one k sits in, in other clips any
-// frame.
-func revisits(desc [][]float64, k int, clipOf []int, m int) []int {
+// distance along time (row: d(k, ·), descDist) other than the one k sits
+// in, in other clips any frame.
+func revisits(row []float64, k int, clipOf []int, m int) []int {
 	type cand struct {
 		l int
 		d float64
 	}
-	dist := func(l int) float64 {
-		var s float64
-		for i, v := range desc[k] {
-			e := v - desc[l][i]
-			s += e * e
-		}
-		return s
-	}
+	dist := func(l int) float64 { return row[l] }
 	var cs []cand
-	n := len(desc)
+	n := len(row)
 	// Along k's clip: walk away from k while frames grow less alike; the
 	// frames beyond are candidates where the distance has a local minimum.
 	lo, hi := k, k

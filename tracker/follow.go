@@ -42,6 +42,33 @@ type Options struct {
 	// its σ is measured (estimator.ScreenLatents) whether the bootstrap
 	// is worth it; a path it turns down is returned as screened.
 	Screen func(*estimator.Result) bool
+	// Stream places the window in its camera's stream; zero for a window
+	// on its own.
+	Stream Stream
+}
+
+// Stream is where a window sits in its camera's stream, for following
+// objects window after window at the cost of the frames each adds: the
+// seeds are taken in frames at fixed places of the stream (every
+// seedStride(n, Hop) frames counted from the stream's frame 0), so the
+// next window, Hop frames later, cuts the same templates in the same
+// frames and follows them along the same predictions, and Cache returns
+// those matches instead of searching again.
+type Stream struct {
+	// Cache keeps the matches for the camera's next windows.
+	Cache *Cache
+	// First is the stream's index of the first clip's first frame; Hop is
+	// how many frames apart successive windows start (0: seeds spread
+	// over the window as without a stream).
+	First, Hop int
+	// match, when set (Weigh, with a Cache), is the clips' frames before
+	// exposure normalisation: templates are cut from them and matched in
+	// them, so that they are the same frames window after window, while
+	// objects are found (seeds) on the normalised ones. A normalised frame
+	// is the frame divided by its gain, and the normalised
+	// cross-correlation does not see a gain: the matches are the same,
+	// to rounding.
+	match []estimator.Clip
 }
 
 func (o Options) withDefaults() Options {
@@ -181,8 +208,39 @@ func (p *Path) Latents() [][]float64 {
 // stands alone in another.
 const seedFrames = 7
 
-// Follow finds up to opt.Objects objects in each of seedFrames frames of
-// the first clip (seeds) and follows each forwards and backwards through
+// seedAt is the frames of an n-frame first clip objects are looked for
+// in: seedFrames of them evenly spaced from the first, or, for a window
+// of a stream (s.Hop > 0), every seedStride(n, s.Hop)-th frame of the
+// stream that falls in the window.
+func seedAt(n int, s Stream) []int {
+	var out []int
+	if s.Hop <= 0 {
+		for q := range seedFrames {
+			k := q * n / seedFrames
+			if q == 0 || k != out[len(out)-1] {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	d := seedStride(n, s.Hop)
+	for k := (d - s.First%d) % d; k < n; k += d {
+		out = append(out, k)
+	}
+	return out
+}
+
+// seedStride is the spacing of a stream's seed frames: the hop, or the
+// fraction of it, that puts about seedFrames of them in an n-frame
+// window. A stride that divides the hop seeds every window in frames
+// its predecessor seeded.
+func seedStride(n, hop int) int {
+	parts := max(1, int(math.Round(float64(hop)*seedFrames/float64(n))))
+	return max(1, hop/parts)
+}
+
+// Follow finds up to opt.Objects objects in each seed frame of the first
+// clip (seedAt) and follows each forwards and backwards through
 // every frame of that clip; a later clip finds the object anew in its
 // first frame (the best match anywhere) and follows it forwards. An
 // object found in several frames is kept once, its path with the best
@@ -204,17 +262,49 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 			}
 		}
 	}
-	bg, act := background(clips)
+	match := clips
+	if m := opt.Stream.match; m != nil {
+		if !sameShape(m, clips) {
+			return nil, fmt.Errorf("tracker: the frames to match are not the clips' shape")
+		}
+		match = m
+	}
 	n := len(clips[0].Frames)
+	var ids [][]frameID
+	c := opt.Stream.Cache
+	if c != nil {
+		c.begin()
+		ids = make([][]frameID, len(match))
+		for m, cl := range match {
+			ids[m] = frameIDs(cl.Frames)
+		}
+	}
+	var bg, act []float64
 	var paths []Path
 	var firstErr error
 	found := 0
-	for q := range seedFrames {
-		k := q * n / seedFrames
-		if q > 0 && k == (q-1)*n/seedFrames {
-			continue
+	at := seedAt(n, opt.Stream)
+	if c != nil {
+		at = c.order(at, ids[0], w, opt.Objects)
+	}
+	for _, k := range at {
+		// A stream's seed frame is seeded once, by the first window that
+		// holds it: the next windows cut the same templates there.
+		var key seedKey
+		ss, ok := []seed(nil), false
+		if c != nil {
+			key = seedKey{ids[0][k], w, opt.Objects}
+			ss, ok = c.seeds(key)
 		}
-		ss := seeds(clips[0].Frames[k], bg, act, w, h, opt.Objects)
+		if !ok {
+			if bg == nil {
+				bg, act = background(clips)
+			}
+			ss = seeds(clips[0].Frames[k], bg, act, w, h, opt.Objects)
+			if c != nil {
+				c.putSeeds(key, ss)
+			}
+		}
 		found += len(ss)
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -232,7 +322,7 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		}
 		res := make([]Path, len(todo))
 		errs := make([]error, len(todo))
-		par.For(len(todo), func(i int) { res[i], errs[i] = follow(clips, todo[i], k, opt) })
+		par.For(len(todo), func(i int) { res[i], errs[i] = follow(match, ids, todo[i], k, opt) })
 		for i, s := range todo {
 			if followed(paths, s.box, k) {
 				continue
@@ -250,7 +340,31 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 	if len(paths) == 0 {
 		return nil, firstErr
 	}
+	if c != nil {
+		for _, p := range paths {
+			c.kept(seedKey{ids[0][p.Frame], w, opt.Objects})
+		}
+	}
 	return paths, nil
+}
+
+// sameShape tells whether a and b hold as many clips of as many frames
+// of one size.
+func sameShape(a, b []estimator.Clip) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for m := range a {
+		if a[m].W != b[m].W || a[m].H != b[m].H || len(a[m].Frames) != len(b[m].Frames) {
+			return false
+		}
+		for i, f := range a[m].Frames {
+			if len(f) != len(b[m].Frames[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func cmpErr(first, err error) error {
@@ -399,12 +513,15 @@ const reacquireReach = 2
 // matches again (reacquireScore) a new run begins, less lossMargin
 // frames as it comes out. Runs shorter than estimator.MinFrames are
 // dropped; every clip must keep one.
-func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
+func follow(clips []estimator.Clip, ids [][]frameID, s seed, k int, opt Options) (Path, error) {
 	w, h := clips[0].W, clips[0].H
 	b := s.box
 	t := newTemplate(clips[0].Frames[k], w, b, s.mask)
 	if t == nil {
 		return Path{}, fmt.Errorf("tracker: template %v is flat: %w", b, ErrNoObject)
+	}
+	if ids != nil {
+		t.cache, t.key = opt.Stream.Cache, templateKey(t)
 	}
 	p := Path{W: w, H: h, Box: b, Frame: k, MinScore: 1, clipLen: make([]int, len(clips))}
 	for m, c := range clips {
@@ -414,6 +531,9 @@ func follow(clips []estimator.Clip, s seed, k int, opt Options) (Path, error) {
 		if m > 0 {
 			ix, iy, _ := t.bestAnywhere(c.Frames[0], w, h)
 			start, from = Point{float64(ix), float64(iy)}, 0
+		}
+		if ids != nil {
+			t.ids = ids[m]
 		}
 		runs, worst, med, err := t.runs(c.Frames, w, h, start, from, opt.MinScore, pos)
 		if len(runs) == 0 {
@@ -612,7 +732,7 @@ func (t *template) track(frames [][]float64, w, h int, start Point, from, step i
 		// The search covers the prediction's error, which grows with
 		// the speed; a best match on the border widens it (search).
 		r := 2 + int(math.Ceil(math.Hypot(prev.X-prev2.X, prev.Y-prev2.Y)/2))
-		q, s := t.search(frames[i], w, h, ix, iy, r)
+		q, s := t.searchMemo(frames[i], i, w, h, ix, iy, r)
 		if !(s >= minScore) {
 			err := fmt.Errorf("frame %d matches at %.2f < %.2f: %w", i, s, minScore, ErrLost)
 			if step < 0 {

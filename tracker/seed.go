@@ -37,22 +37,36 @@ func background(clips []estimator.Clip) (bg, act []float64) {
 	for i := 0; i < len(frames); i += stride {
 		pick = append(pick, frames[i])
 	}
-	p := len(pick[0])
+	p, m := len(pick[0]), len(pick)
 	bg, act = make([]float64, p), make([]float64, p)
-	col := make([]float64, len(pick))
-	for j := range p {
-		var s, s2 float64
+	// The pixels' columns are gathered colBlock pixels at a time: one
+	// pixel per frame would read a cache line of every frame for each
+	// pixel.
+	cols := make([]float64, colBlock*m)
+	for j0 := 0; j0 < p; j0 += colBlock {
+		b := min(colBlock, p-j0)
 		for i, f := range pick {
-			col[i] = f[j]
-			s += f[j]
-			s2 += f[j] * f[j]
+			for q, v := range f[j0 : j0+b] {
+				cols[q*m+i] = v
+			}
 		}
-		n := float64(len(pick))
-		act[j] = math.Sqrt(math.Max(0, s2/n-(s/n)*(s/n)))
-		bg[j] = order.Select(col, len(col)/2) // the sorted column's middle, without the sort
+		for q := range b {
+			col := cols[q*m : (q+1)*m]
+			var s, s2 float64
+			for _, v := range col {
+				s += v
+				s2 += v * v
+			}
+			n := float64(m)
+			act[j0+q] = math.Sqrt(math.Max(0, s2/n-(s/n)*(s/n)))
+			bg[j0+q] = order.Select(col, m/2) // the sorted column's middle, without the sort
+		}
 	}
 	return bg, act
 }
+
+// colBlock is how many pixels' columns background gathers at once.
+const colBlock = 16
 
 // blur3 is the 3×3 box mean of f (w×h), edges replicated.
 func blur3(f []float64, w, h int) []float64 {

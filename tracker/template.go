@@ -17,6 +17,11 @@ type template struct {
 	rows [][]run
 	// z holds the running sums ncc reads; one goroutine uses a template.
 	z rowSums
+	// cache, when set, keeps the template's matches (key: templateKey)
+	// in the frames ids names (searchMemo).
+	cache *Cache
+	key   uint64
+	ids   []frameID
 }
 
 // rowSums holds running sums of a frame's pixels and of their squares

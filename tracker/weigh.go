@@ -14,9 +14,11 @@ import (
 // frames, exposure normalised as the encoder saw them) and returns the
 // fit to report and its verdict (window.Choose). A tracked fit reported
 // keeps enc's training record (steps, exposure, encoder) and adds its
-// own time. Why nothing could be followed is logged at debug level.
-func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger) (*estimator.Result, window.Verdict) {
-	return weigh(ctx, clips, enc, p, th, cam, log, nil)
+// own time. s places the window in its camera's stream (Stream; zero
+// for a window on its own). Why nothing could be followed is logged at
+// debug level.
+func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger) (*estimator.Result, window.Verdict) {
+	return weigh(ctx, clips, enc, p, th, cam, s, log, nil)
 }
 
 // Ahead is the objects of a window followed while its encoder is fitted
@@ -47,12 +49,12 @@ func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
 // fit of a's frames. The result is Weigh's, to the bit.
 func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger) (*estimator.Result, window.Verdict) {
 	<-a.done
-	return weigh(ctx, clips, enc, p, th, cam, log, a)
+	return weigh(ctx, clips, enc, p, th, cam, Stream{}, log, a)
 }
 
 // weigh is Weigh, on the objects ahead followed when it is not nil (its
 // frames, which must be enc's).
-func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, ahead *Ahead) (*estimator.Result, window.Verdict) {
+func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead) (*estimator.Result, window.Verdict) {
 	cands := []*estimator.Result{enc}
 	if enc != nil && len(enc.Frames) == len(clips) {
 		seen := make([]estimator.Clip, len(clips))
@@ -62,7 +64,10 @@ func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		// A path whose certificate fails level-set coverage on its
 		// screening fit is refused whatever its σ: no bootstrap for it.
 		screen := func(r *estimator.Result) bool { return window.Covered(r, th) }
-		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen}
+		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen, Stream: s}
+		if s.Cache != nil {
+			opt.Stream.match = clips
+		}
 		var alts []*estimator.Result
 		var err error
 		if ahead != nil {

@@ -30,7 +30,7 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantV := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, nil)
+	want, wantV := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{}, nil)
 
 	seen, norm := clips, (*estimator.Normalized)(nil)
 	if p.Exposure {

@@ -39,6 +39,9 @@ type Window struct {
 	Dt float64
 	// Jitter is the largest |step − Dt| / Dt inside the window.
 	Jitter float64
+	// Hop is the slicer's hop in frames: how many frames after this
+	// window's start the next one starts.
+	Hop int
 }
 
 // Start and End are the presentation times of the first and last frames.
@@ -153,7 +156,7 @@ func (s *Slicer) Push(f stream.Frame) (*Window, *Break) {
 		return nil, brk
 	}
 	s.emitted, s.sinceWn = true, 0
-	w := &Window{Frames: slices.Clone(s.buf)}
+	w := &Window{Frames: slices.Clone(s.buf), Hop: hop}
 	steps := make([]time.Duration, 0, n-1)
 	for i := 1; i < len(w.Frames); i++ {
 		steps = append(steps, w.Frames[i].Time-w.Frames[i-1].Time)

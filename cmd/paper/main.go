@@ -190,7 +190,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	if c.loss != "" || c.tau > 0 {
 		v = window.CertifyCamera(r, window.Thresholds{}, track)
 	} else {
-		r, v = tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, nil)
+		r, v = tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, tracker.Stream{}, nil)
 	}
 	if plot != "" {
 		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {

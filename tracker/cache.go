@@ -1,0 +1,205 @@
+package tracker
+
+import (
+	"math"
+	"sync"
+
+	"github.com/physd/physd/internal/pixhash"
+)
+
+// Cache keeps, across the overlapping windows of one camera, the objects
+// found in each seed frame and where each template matched in each
+// frame: a window after the last (one hop later) seeds its objects in
+// the same frames of the stream (Stream), takes the objects the first
+// window to hold a frame found there, cuts the same templates and
+// follows them along the same predictions through the frames both
+// windows hold, so only the frames new to the window are searched. An entry is keyed by the template's pixels and
+// mask, the frame's pixels (their address, checked against their
+// fingerprint as motion.Cache does: the key keeps no frame alive) and the
+// search's start and radius; a cached match is bitwise the one searched
+// afresh. Entries unused for cacheKeep Follow calls are dropped. Safe
+// for concurrent use.
+type Cache struct {
+	mu      sync.Mutex
+	calls   uint64
+	matches map[matchKey]matchEntry
+	seeded  map[seedKey]seedEntry
+	// hits and misses count the matches looked up.
+	hits, misses int64
+}
+
+// cacheKeep is how many Follow calls an entry survives unused: a match
+// is used by every window that still holds its seed frame and its frame.
+const cacheKeep = 2
+
+// frameID is a frame's pixels: where they are and their fingerprint.
+type frameID struct {
+	addr  uintptr
+	print uint64
+}
+
+type matchKey struct {
+	template uint64
+	frame    frameID
+	// w is the frames' width: the same pixels in another shape are
+	// another frame.
+	w, x, y, r int
+}
+
+type seedKey struct {
+	frame   frameID
+	w, objs int
+}
+
+type seedEntry struct {
+	ss   []seed
+	used uint64
+	// kept marks a frame whose template became a path Follow returned.
+	kept bool
+}
+
+type matchEntry struct {
+	q    Point
+	s    float64
+	used uint64
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{matches: map[matchKey]matchEntry{}, seeded: map[seedKey]seedEntry{}}
+}
+
+// begin starts a Follow call: entries unused for cacheKeep calls go.
+func (c *Cache) begin() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	for k, e := range c.matches {
+		if c.calls-e.used > cacheKeep {
+			delete(c.matches, k)
+		}
+	}
+	for k, e := range c.seeded {
+		if c.calls-e.used > cacheKeep {
+			delete(c.seeded, k)
+		}
+	}
+}
+
+// seeds returns the objects found in a seed frame by an earlier window.
+func (c *Cache) seeds(k seedKey) ([]seed, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.seeded[k]
+	if ok {
+		e.used = c.calls
+		c.seeded[k] = e
+	}
+	return e.ss, ok
+}
+
+// order puts first the seed frames (indices into ids) whose templates
+// became paths in an earlier window, each group in stream order: an
+// object seen in several seed frames is followed from the first that
+// finds it, and the same template window after window is what the
+// cache holds matches of.
+func (c *Cache) order(at []int, ids []frameID, w, objs int) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first, rest []int
+	for _, k := range at {
+		if c.seeded[seedKey{ids[k], w, objs}].kept {
+			first = append(first, k)
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	return append(first, rest...)
+}
+
+// kept marks seed frame k's objects as followed to a path.
+func (c *Cache) kept(k seedKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.seeded[k]; ok {
+		e.kept = true
+		c.seeded[k] = e
+	}
+}
+
+func (c *Cache) putSeeds(k seedKey, ss []seed) {
+	c.mu.Lock()
+	c.seeded[k] = seedEntry{ss: ss, used: c.calls}
+	c.mu.Unlock()
+}
+
+// Len is how many matches the cache holds.
+func (c *Cache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.matches)
+}
+
+func (c *Cache) match(k matchKey) (Point, float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.matches[k]
+	if ok {
+		e.used = c.calls
+		c.matches[k] = e
+		c.hits++
+	} else {
+		c.misses++
+	}
+	return e.q, e.s, ok
+}
+
+func (c *Cache) put(k matchKey, q Point, s float64) {
+	c.mu.Lock()
+	c.matches[k] = matchEntry{q: q, s: s, used: c.calls}
+	c.mu.Unlock()
+}
+
+// frameIDs identifies every frame of frames.
+func frameIDs(frames [][]float64) []frameID {
+	ids := make([]frameID, len(frames))
+	for i, f := range frames {
+		ids[i] = frameID{pixhash.Addr(f), pixhash.Sum(f)}
+	}
+	return ids
+}
+
+// templateKey hashes what a template's matches depend on: its size, its
+// mask (the runs of each row) and its centred pixels and norm, FNV-1a
+// over 64-bit words as pixhash.Sum.
+func templateKey(t *template) uint64 {
+	h := pixhash.Sum(t.v)
+	mix := func(v uint64) {
+		h ^= v
+		h *= 1099511628211
+	}
+	mix(uint64(t.w))
+	mix(uint64(t.h))
+	mix(math.Float64bits(t.norm))
+	for y, rs := range t.rows {
+		for _, r := range rs {
+			mix(uint64(y)<<40 | uint64(r.x0)<<20 | uint64(r.x1))
+		}
+	}
+	return h
+}
+
+// searchMemo is template.search through the template's cache, when it
+// has one.
+func (t *template) searchMemo(f []float64, i, w, h, x0, y0, r int) (Point, float64) {
+	if t.cache == nil {
+		return t.search(f, w, h, x0, y0, r)
+	}
+	k := matchKey{template: t.key, frame: t.ids[i], w: w, x: x0, y: y0, r: r}
+	if q, s, ok := t.cache.match(k); ok {
+		return q, s
+	}
+	q, s := t.search(f, w, h, x0, y0, r)
+	t.cache.put(k, q, s)
+	return q, s
+}

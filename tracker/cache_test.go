@@ -1,0 +1,105 @@
+package tracker
+
+import (
+	"context"
+	"maps"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/physd/physd/estimator"
+)
+
+// streamWindows cuts a 300-frame stream of a damped disc into 121-frame
+// windows one 30-frame hop apart.
+func streamWindows() (frames [][]float64, starts []int) {
+	const dt = 1.0 / 30
+	ys := damped(300, dt, 30, 12, 0.4, 30)
+	frames = scene(60, 60, 4, 30, ys, 0.01, 3)
+	for s := 0; s+121 <= len(frames); s += 30 {
+		starts = append(starts, s)
+	}
+	return frames, starts
+}
+
+// Follow with a Cache, window after window of a stream, finds bitwise the
+// paths it finds when every match is searched afresh (the same seeds,
+// which a stream's windows take from the first window that held the
+// frame), and most matches come from the cache.
+func TestCacheMatchesSearch(t *testing.T) {
+	frames, starts := streamWindows()
+	ctx := context.Background()
+	c := NewCache()
+	for _, s := range starts {
+		clips := []estimator.Clip{{W: 60, H: 60, Frames: frames[s : s+121], Dt: 1.0 / 30}}
+		// Afresh: a cache holding only the seeds found so far.
+		fresh := NewCache()
+		fresh.seeded, fresh.calls = maps.Clone(c.seeded), c.calls
+		want, werr := Follow(ctx, clips, Options{Stream: Stream{Cache: fresh, First: s, Hop: 30}})
+		got, gerr := Follow(ctx, clips, Options{Stream: Stream{Cache: c, First: s, Hop: 30}})
+		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("window at %d: cached %v (%v), afresh %v (%v)", s, len(got), gerr, len(want), werr)
+		}
+		if len(got) == 0 {
+			t.Fatalf("window at %d: nothing followed: %v", s, gerr)
+		}
+		if s == 0 {
+			c.hits, c.misses = 0, 0 // the first window searches everything
+		}
+	}
+	// Each later window adds a quarter of its frames and two of its nine
+	// seed frames, whose objects are followed through every frame; and
+	// the disc seeds a box of another size in most frames (it is
+	// followed again from those: Follow's duplicates).
+	if 2*c.hits < c.misses {
+		t.Errorf("%d matches from the cache, %d searched: the windows share most of their frames", c.hits, c.misses)
+	}
+	t.Logf("after the first window: %d matches from the cache, %d searched", c.hits, c.misses)
+}
+
+// Templates cut from and matched in the frames before exposure
+// normalisation (Stream.match) put the object where matching the
+// normalised frames does, to rounding: the normalised cross-correlation
+// does not see a frame's gain.
+func TestFollowMatchIgnoresGain(t *testing.T) {
+	frames, _ := streamWindows()
+	frames = frames[:121]
+	norm := make([][]float64, len(frames))
+	for k, f := range frames {
+		g := 1 + 0.02*math.Sin(float64(k)/7)
+		norm[k] = make([]float64, len(f))
+		for j, v := range f {
+			norm[k][j] = v / g
+		}
+	}
+	clips := []estimator.Clip{{W: 60, H: 60, Frames: norm, Dt: 1.0 / 30}}
+	raw := []estimator.Clip{{W: 60, H: 60, Frames: frames, Dt: 1.0 / 30}}
+	ctx := context.Background()
+	want, err := Follow(ctx, clips, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Follow(ctx, clips, Options{Stream: Stream{match: raw}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d paths on the frames as they came, %d on the normalised ones", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i].First, want[i].First) || len(got[i].Pos) != len(want[i].Pos) {
+			t.Fatalf("path %d: runs %v, normalised %v", i, got[i].First, want[i].First)
+		}
+		for r := range got[i].Pos {
+			for k, q := range got[i].Pos[r] {
+				p := want[i].Pos[r][k]
+				if math.Abs(q.X-p.X) > 1e-9 || math.Abs(q.Y-p.Y) > 1e-9 {
+					t.Fatalf("path %d frame %d: %v, normalised %v", i, k, q, p)
+				}
+			}
+		}
+	}
+	if _, err := Follow(ctx, clips, Options{Stream: Stream{match: raw[:0]}}); err == nil {
+		t.Error("frames to match of another shape were accepted")
+	}
+}
