@@ -5,6 +5,7 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -399,5 +400,31 @@ func TestFindRejectsBadInput(t *testing.T) {
 	// A still picture: nothing to find, said as such.
 	if _, err := Find([]Clip{ok()}, Options{}); !errors.Is(err, ErrNoOscillation) {
 		t.Errorf("still picture: %v, want ErrNoOscillation", err)
+	}
+}
+
+// median is the middle of the sorted values, the mean of the two
+// middles for an even count, however Select leaves the slice: lengths
+// that Select narrows by a sample included.
+func TestMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for trial := range 300 {
+		n := 1 + rng.IntN(2000)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(rng.IntN(50)) + 0.5*rng.Float64()
+			if trial%3 == 0 {
+				x[i] = float64(rng.IntN(4)) // ties
+			}
+		}
+		s := slices.Clone(x)
+		slices.Sort(s)
+		want := s[n/2]
+		if n%2 == 0 {
+			want = (s[n/2-1] + s[n/2]) / 2
+		}
+		if got := median(x); got != want {
+			t.Fatalf("n %d: median %v, sort gives %v", n, got, want)
+		}
 	}
 }

@@ -334,9 +334,17 @@ func median(x []float64) float64 {
 	if n%2 == 1 {
 		return m
 	}
-	lo := x[0]
-	for _, v := range x[:n/2] {
-		lo = max(lo, v)
+	// The lower middle, sorted(x)[n/2−1]: m again when fewer than n/2
+	// elements lie below m, else the largest of those below.
+	below, lo := 0, math.Inf(-1)
+	for _, v := range x {
+		if v < m {
+			below++
+			lo = max(lo, v)
+		}
+	}
+	if below < n/2 {
+		lo = m
 	}
 	return (lo + m) / 2
 }

@@ -5,8 +5,9 @@ package order
 
 import "math"
 
-// Select returns the value sorted(x)[k] (0 ≤ k < len(x)), reordering x;
-// x holds no NaN. The medians of exposure gains, revisit residuals and
+// Select returns the value sorted(x)[k] (0 ≤ k < len(x)), reordering x
+// in no order a caller may rely on (not partitioned around k); x holds
+// no NaN. The medians of exposure gains, revisit residuals and
 // spectra are taken per pixel and per frame of every window, where
 // sorting them showed in profiles: Select is linear on average where a
 // sort is n log n. A long x is first narrowed by a sample (narrow);
