@@ -124,13 +124,17 @@ func NormalizeExposure(clips []Clip) ([]Clip, Exposure) {
 		e.Why = "the exposure does not change"
 		return clips, e
 	}
-	// New frames, not writes into the caller's: they may be shared.
+	// New frames, not writes into the caller's: they may be shared. They
+	// are cut from one block: they die together, and a frame just over
+	// the allocator's largest size class (32 KB) alone would take whole
+	// pages.
 	out := slices.Clone(clips)
+	block := make([]float64, n*p)
 	i := 0
 	for m := range out {
 		fs := make([][]float64, len(clips[m].Frames))
 		for k, f := range clips[m].Frames {
-			g := make([]float64, p)
+			g := block[i*p : (i+1)*p : (i+1)*p]
 			inv := 1 / gains[i]
 			for j, v := range f {
 				g[j] = v * inv

@@ -39,7 +39,7 @@ func (s *grayScratch) resizeArea(src []float64, w, h, dw, dh int) []float64 {
 	}
 	tmp := floats(&s.tmp, h*dw)
 	clear(tmp)
-	return areaMean(src, w, dw, dh, s.xtab, s.ytab, tmp)
+	return areaMean(src, w, dw, dh, s.xtab, s.ytab, tmp, s.frame(dw*dh))
 }
 
 // areaWeight is one term of an output pixel's area mean: the source index
@@ -74,12 +74,13 @@ func areaTable(ssize, dsize int, scale float64) []areaWeight {
 
 // resizeAreaMean is the area-average branch: separable weights, rows first.
 func resizeAreaMean(src []float64, w, h, dw, dh int, scaleX, scaleY float64) []float64 {
-	return areaMean(src, w, dw, dh, areaTable(w, dw, scaleX), areaTable(h, dh, scaleY), make([]float64, len(src)/w*dw))
+	return areaMean(src, w, dw, dh, areaTable(w, dw, scaleX), areaTable(h, dh, scaleY), make([]float64, len(src)/w*dw), make([]float64, dw*dh))
 }
 
 // areaMean applies the area tables: each source row resized horizontally
-// into tmp (h×dw, zeroed), then the rows combined into a new dw×dh image.
-func areaMean(src []float64, w, dw, dh int, xtab, ytab []areaWeight, tmp []float64) []float64 {
+// into tmp (h×dw, zeroed), then the rows combined into dst (dw×dh,
+// zeroed), which it returns.
+func areaMean(src []float64, w, dw, dh int, xtab, ytab []areaWeight, tmp, dst []float64) []float64 {
 	h := len(src) / w
 	if len(xtab) == 0 {
 		h = 0
@@ -117,7 +118,6 @@ func areaMean(src []float64, w, dw, dh int, xtab, ytab []areaWeight, tmp []float
 		}
 		out[cur] = acc
 	}
-	dst := make([]float64, dw*dh)
 	for _, t := range ytab {
 		row, out := tmp[t.si*dw:(t.si+1)*dw], dst[t.di*dw:(t.di+1)*dw]
 		for x, v := range row {

@@ -17,7 +17,7 @@ func TestAreaMeanSumsInTableOrder(t *testing.T) {
 			src[i] = 255 * rng.Float64()
 		}
 		xtab, ytab := areaTable(w, dw, float64(w)/float64(dw)), areaTable(h, dh, float64(h)/float64(dh))
-		got := areaMean(src, w, dw, dh, xtab, ytab, make([]float64, h*dw))
+		got := areaMean(src, w, dw, dh, xtab, ytab, make([]float64, h*dw), make([]float64, dw*dh))
 		tmp := make([]float64, h*dw)
 		for y := range h {
 			for _, e := range xtab {
@@ -33,6 +33,36 @@ func TestAreaMeanSumsInTableOrder(t *testing.T) {
 		for i := range want {
 			if got[i] != want[i] {
 				t.Fatalf("%v: pixel %d = %v, want %v", sz, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// Frames cut from one block are zeroed and separate: appending to one
+// (its capacity ends at its length) copies it and leaves the next alone.
+func TestFrameSlab(t *testing.T) {
+	var s grayScratch
+	var fs [][]float64
+	for range 2*frameSlab + 3 {
+		f := s.frame(7)
+		for _, v := range f {
+			if v != 0 {
+				t.Fatal("a new frame is not zeroed")
+			}
+		}
+		if cap(f) != 7 {
+			t.Fatalf("capacity %d past the frame's 7 pixels", cap(f))
+		}
+		for i := range f {
+			f[i] = float64(len(fs))
+		}
+		fs = append(fs, f)
+	}
+	_ = append(fs[0], -1)
+	for k, f := range fs {
+		for _, v := range f {
+			if v != float64(k) {
+				t.Fatalf("frame %d holds %v", k, f)
 			}
 		}
 	}
