@@ -29,7 +29,7 @@ func TestRefineMatchesReference(t *testing.T) {
 		}
 		pa, pb := r.prepare(a), r.prepare(b)
 		for _, d := range []Shift{{0, 0}, {2, 0}, {-3.4, 1.2}, {float64(w) / 3, -float64(h) / 4}, {-float64(w) / 2, float64(h) / 3}, {0.5, -0.5}} {
-			got, gr, gok := refine(&pa, &pb, w, h, d)
+			got, gr, gok := refineInto(make([]float64, w*h), &pa, &pb, w, h, d)
 			want, wr, wok := refineReference(&pa, &pb, w, h, d)
 			if got != want || gok != wok || (gr != wr && !(gr != gr && wr != wr)) {
 				t.Errorf("%d×%d from %v: refine %v %v %v, reference %v %v %v", w, h, d, got, gr, gok, want, wr, wok)

@@ -46,12 +46,15 @@ type registrar struct {
 	buf  []complex128 // a half spectrum
 	tmp  []float64
 	corr []float64 // the phase correlation surface
+	// rows and stmp are refine's and smooth's working rows.
+	rows, stmp []float64
 }
 
 // newRegistrar returns a registrar for w×h frames.
 func newRegistrar(w, h int) *registrar {
 	plan := newPlan2(w, h)
-	r := &registrar{w: w, h: h, plan: plan, buf: make([]complex128, plan.halfLen()), tmp: make([]float64, w*h), corr: make([]float64, w*h)}
+	r := &registrar{w: w, h: h, plan: plan, buf: make([]complex128, plan.halfLen()), tmp: make([]float64, w*h), corr: make([]float64, w*h),
+		rows: make([]float64, w*h), stmp: make([]float64, w*h)}
 	r.win = make([]float64, w*h)
 	tx, ty := tukey(w), tukey(h)
 	for y := range h {
@@ -90,7 +93,7 @@ func (r *registrar) prepare(f []float64) prepared {
 	}
 	p := prepared{spec: make([]complex128, r.plan.halfLen())}
 	r.plan.forward(p.spec, r.tmp)
-	p.sm = smooth(f, r.w, r.h)
+	p.sm = smoothInto(r.stmp, f, r.w, r.h)
 	p.gx, p.gy = gradient(p.sm, r.w, r.h)
 	return p
 }
@@ -128,7 +131,7 @@ func (r *registrar) coarse(a, b *prepared) Shift {
 // register measures the translation d of frame b relative to frame a,
 // b(x) ≈ a(x − d), and the relative residual once aligned (see Register).
 func (r *registrar) register(a, b *prepared) (Shift, float64, bool) {
-	return refine(a, b, r.w, r.h, r.coarse(a, b))
+	return refineInto(r.rows, a, b, r.w, r.h, r.coarse(a, b))
 }
 
 // Register measures the translation d of the w×h frame b relative to a,
@@ -145,11 +148,11 @@ func Register(a, b []float64, w, h int) (d Shift, resid float64, ok bool) {
 	return r.register(&pa, &pb)
 }
 
-// smooth returns f convolved with a Gaussian of σ = 1 pixel (border
+// smoothInto returns f convolved with a Gaussian of σ = 1 pixel (border
 // repeated), which widens the basin of the fractional alignment.
-func smooth(f []float64, w, h int) []float64 {
+// tmp (w·h) is its working store.
+func smoothInto(tmp, f []float64, w, h int) []float64 {
 	k := [...]float64{0.00443305, 0.05400558, 0.24203623, 0.39905028, 0.24203623, 0.05400558, 0.00443305}
-	tmp := make([]float64, w*h)
 	out := make([]float64, w*h)
 	for y := range h {
 		for x := range w {
@@ -172,15 +175,16 @@ func smooth(f []float64, w, h int) []float64 {
 	return out
 }
 
-// refine minimises E(d) = Σ_x (b(x + d) − a(x))² over the pixels x of a
+// refineInto minimises E(d) = Σ_x (b(x + d) − a(x))² over the pixels x of a
 // whose image x + d lies at least a pixel inside b, from d0, by
 // Gauss–Newton in the inverse compositional form: with r = b(x + d) − a(x)
 // and the gradient g = ∇a(x) at whole pixels, the step δ solves
 // (Σ g gᵀ) δ = Σ g r and d ← d − δ. b is sampled by cubic convolution; as
 // d is the same for every pixel, so are the weights, and the sampling is
 // separable: along x into rows, then along y.
-func refine(a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
-	rows := make([]float64, w*h)
+// rows (w·h) is its working store: every entry it reads it has written
+// in the same iteration.
+func refineInto(rows []float64, a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 	var resid float64
 	for it := 0; it < 20; it++ {
 		wx, ix := keysWeights(d.X)

@@ -74,6 +74,34 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 			}
 		}
 	}
+	// The frames read: the extremes', and at each level's crossings the
+	// two either side (frameAt) and the step from the one before it.
+	crossings := make([][]Crossing, maxLevels)
+	need := make([][]bool, len(frames))
+	for m := range frames {
+		need[m] = make([]bool, len(frames[m]))
+	}
+	need[lo[0]][lo[1]], need[hi[0]][hi[1]] = true, true
+	for i := range crossings {
+		u := cov.Lo + (cov.Hi-cov.Lo)*(float64(i)+0.5)/float64(maxLevels)
+		cr := tr.Crossings(u)
+		if len(cr) < 2 {
+			continue
+		}
+		crossings[i] = cr
+		for _, c := range cr {
+			n := len(frames[c.Clip])
+			x := c.Time / dt
+			k := min(max(int(math.Floor(x)), 0), n-1)
+			need[c.Clip][k] = true
+			if k+1 < n {
+				need[c.Clip][k+1] = true
+			}
+			k = min(int(x), n-2)
+			need[c.Clip][k], need[c.Clip][k+1] = true, true
+		}
+	}
+	met.normaliseFrames(need)
 	ref := rmsDiff(met.frame(lo[0], lo[1]), met.frame(hi[0], hi[1]))
 	if !(ref > 0) {
 		return r
@@ -83,8 +111,7 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 	level := make([]float64, maxLevels)
 	scored := make([]bool, maxLevels)
 	par.For(maxLevels, func(i int) {
-		u := cov.Lo + (cov.Hi-cov.Lo)*(float64(i)+0.5)/float64(maxLevels)
-		cr := tr.Crossings(u)
+		cr := crossings[i]
 		if len(cr) < 2 {
 			return
 		}

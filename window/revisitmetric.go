@@ -93,24 +93,34 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 	met.gain = make([][]float64, len(frames))
 	met.offset = make([][]float64, len(frames))
 	met.norm = make([][][]float64, len(frames))
-	type at struct{ m, k int }
-	var all []at
 	for m, fm := range frames {
 		met.gain[m] = make([]float64, len(fm))
 		met.offset[m] = make([]float64, len(fm))
 		met.norm[m] = make([][]float64, len(fm))
-		for k := range fm {
-			all = append(all, at{m, k})
+	}
+	return met
+}
+
+// normaliseFrames fits the exposure maps of the frames need marks
+// (need[m][k]) and normalises them: the revisit test reads the frames
+// at the levels' crossings, a fraction of the window, and a map and a
+// normalised copy of every frame were most of its time and memory.
+// Each frame's map is its own fit: the frames are spread over the cores.
+func (met *revisitMetric) normaliseFrames(need [][]bool) {
+	type at struct{ m, k int }
+	var all []at
+	for m, nm := range need {
+		for k, ok := range nm {
+			if ok {
+				all = append(all, at{m, k})
+			}
 		}
 	}
-	// Each frame's exposure map is its own fit: the frames are spread
-	// over the cores.
 	par.For(len(all), func(i int) {
 		m, k := all[i].m, all[i].k
-		met.gain[m][k], met.offset[m][k] = met.exposure(frames[m][k])
+		met.gain[m][k], met.offset[m][k] = met.exposure(met.frames[m][k])
 		met.norm[m][k] = met.normalise(m, k)
 	})
-	return met
 }
 
 // exposure fits f_p ≈ a·μ_p + b on the background pixels, robustly.
@@ -158,7 +168,8 @@ func (met *revisitMetric) exposure(f []float64) (a, b float64) {
 	return a, b
 }
 
-// frame returns frame k of clip m, exposure-normalised.
+// frame returns frame k of clip m, exposure-normalised
+// (normaliseFrames must have marked it).
 func (met *revisitMetric) frame(m, k int) []float64 { return met.norm[m][k] }
 
 // normalise computes frame k of clip m, exposure-normalised: the frame
