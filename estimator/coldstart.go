@@ -7,14 +7,17 @@ package estimator
 // it is refused every time. After two refused cold starts in a row on
 // windows of like motion, the next ones are held back for 1, 2, 4, then
 // at most maxColdHold windows between tries; a certified window, or a
-// window whose motion energy differs by more than coldEnergyRatio from the
-// last refused one's, tries again at once.
+// window whose motion energy lies more than coldEnergyRatio outside the
+// range of the refused ones' since the count began, tries again at once.
+// A range, not the last refused window's energy alone: a scene that goes
+// back and forth between two levels of motion (a passer-by now and then,
+// a recording's loop) re-armed a cold start at every change.
 type coldBackoff struct {
 	// refused counts the cold starts refused in a row; held the windows
-	// held back since the last try; energy the motion energy of the
-	// window the last refused cold start ran on.
+	// held back since the last try; [lo, hi] the motion energies of the
+	// windows those cold starts ran on.
 	refused, held int
-	energy        float64
+	lo, hi        float64
 }
 
 const (
@@ -28,7 +31,7 @@ const (
 // hold tells whether the cold start of a window with motion energy e is
 // held back, and counts it if so.
 func (b *coldBackoff) hold(e float64) bool {
-	if b.refused < 2 || !(e <= coldEnergyRatio*b.energy && e*coldEnergyRatio >= b.energy) {
+	if b.refused < 2 || !(e <= coldEnergyRatio*b.hi && e*coldEnergyRatio >= b.lo) {
 		return false
 	}
 	if b.held >= min(1<<(b.refused-2), maxColdHold) {
@@ -46,8 +49,11 @@ func (b *coldBackoff) tried(e float64, kept bool) {
 		b.refused = 0
 		return
 	}
+	if b.refused == 0 {
+		b.lo, b.hi = e, e
+	}
 	b.refused++
-	b.energy = e
+	b.lo, b.hi = min(b.lo, e), max(b.hi, e)
 }
 
 // reset is a certified window: the next refusal starts the count anew.

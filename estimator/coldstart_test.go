@@ -7,9 +7,8 @@ import (
 )
 
 // The backoff's schedule: after two refused cold starts, 1, 2, 4, 8, 8 …
-// windows are held between tries; a
-// change of motion energy by more than 2× or a certified window tries at
-// once.
+// windows are held between tries; a motion energy more than 2× outside
+// the range of the refused windows' or a certified window tries at once.
 func TestColdBackoffSchedule(t *testing.T) {
 	var b coldBackoff
 	// tries runs n windows of energy e, every cold start refused, and
@@ -41,6 +40,12 @@ func TestColdBackoffSchedule(t *testing.T) {
 	}
 	if tries(1, 2.4)[0] {
 		t.Error("the same new energy again: tried at once")
+	}
+	if tries(1, 1)[0] {
+		t.Error("back to the first energy, refused before: tried at once")
+	}
+	if !tries(1, 0.4)[0] {
+		t.Error("motion energy below every refused one's by 2.5×: held back")
 	}
 	b.reset()
 	if got := tries(3, 2.4); !got[0] || !got[1] || got[2] {
