@@ -24,6 +24,7 @@ type Cache struct {
 	calls   uint64
 	matches map[matchKey]matchEntry
 	seeded  map[seedKey]seedEntry
+	founds  map[foundKey]foundEntry
 	// hits and misses count the matches looked up.
 	hits, misses int64
 }
@@ -58,6 +59,21 @@ type seedEntry struct {
 	kept bool
 }
 
+// foundKey is a re-acquisition scan of one frame: the template's best
+// match among the corners a set near (its hash, nearKey) allows.
+type foundKey struct {
+	template uint64
+	frame    frameID
+	w        int
+	near     uint64
+}
+
+type foundEntry struct {
+	x, y int
+	s    float64
+	used uint64
+}
+
 type matchEntry struct {
 	q    Point
 	s    float64
@@ -66,7 +82,7 @@ type matchEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{matches: map[matchKey]matchEntry{}, seeded: map[seedKey]seedEntry{}}
+	return &Cache{matches: map[matchKey]matchEntry{}, seeded: map[seedKey]seedEntry{}, founds: map[foundKey]foundEntry{}}
 }
 
 // begin starts a Follow call: entries unused for cacheKeep calls go.
@@ -84,6 +100,29 @@ func (c *Cache) begin() {
 			delete(c.seeded, k)
 		}
 	}
+	for k, e := range c.founds {
+		if c.calls-e.used > cacheKeep {
+			delete(c.founds, k)
+		}
+	}
+}
+
+func (c *Cache) found(k foundKey) (foundEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.founds[k]
+	if ok {
+		e.used = c.calls
+		c.founds[k] = e
+	}
+	return e, ok
+}
+
+func (c *Cache) putFound(k foundKey, e foundEntry) {
+	c.mu.Lock()
+	e.used = c.calls
+	c.founds[k] = e
+	c.mu.Unlock()
 }
 
 // seeds returns the objects found in a seed frame by an earlier window.
@@ -202,4 +241,39 @@ func (t *template) searchMemo(f []float64, i, w, h, x0, y0, r int) (Point, float
 	q, s := t.search(f, w, h, x0, y0, r)
 	t.cache.put(k, q, s)
 	return q, s
+}
+
+// nearKey hashes the corners a re-acquisition scan may take: FNV-1a
+// over the flags packed 64 to a word, and their count.
+func nearKey(near []bool) uint64 {
+	h := uint64(14695981039346656037)
+	var word uint64
+	for i, b := range near {
+		if b {
+			word |= 1 << (i % 64)
+		}
+		if i%64 == 63 || i == len(near)-1 {
+			h = (h ^ word) * 1099511628211
+			word = 0
+		}
+	}
+	return (h ^ uint64(len(near))) * 1099511628211
+}
+
+// bestWhereMemo is bestWhere through the template's cache, when it has
+// one; nk is near's nearKey. A lost object is looked for in every frame
+// after the loss, and a window after this one, following the same
+// template along the same matches to the same loss, scans the same
+// frames with the same near set: those scans are kept.
+func (t *template) bestWhereMemo(f []float64, i, w int, near []bool, nk uint64) (int, int, float64) {
+	if t.cache == nil {
+		return t.bestWhere(f, w, near)
+	}
+	k := foundKey{template: t.key, frame: t.ids[i], w: w, near: nk}
+	if e, ok := t.cache.found(k); ok {
+		return e.x, e.y, e.s
+	}
+	x, y, s := t.bestWhere(f, w, near)
+	t.cache.putFound(k, foundEntry{x: x, y: y, s: s})
+	return x, y, s
 }

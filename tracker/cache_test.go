@@ -16,6 +16,9 @@ func streamWindows() (frames [][]float64, starts []int) {
 	const dt = 1.0 / 30
 	ys := damped(300, dt, 30, 12, 0.4, 30)
 	frames = scene(60, 60, 4, 30, ys, 0.01, 3)
+	// A passer-by hides the disc for frames 150–169: the windows that
+	// hold them look for it again after, and those scans are cached.
+	cover(frames, 60, 0, 60, 150, 170)
 	for s := 0; s+121 <= len(frames); s += 30 {
 		starts = append(starts, s)
 	}
@@ -30,6 +33,7 @@ func TestCacheMatchesSearch(t *testing.T) {
 	frames, starts := streamWindows()
 	ctx := context.Background()
 	c := NewCache()
+	reacquired := 0
 	for _, s := range starts {
 		clips := []estimator.Clip{{W: 60, H: 60, Frames: frames[s : s+121], Dt: 1.0 / 30}}
 		// Afresh: a cache holding only the seeds found so far.
@@ -46,6 +50,9 @@ func TestCacheMatchesSearch(t *testing.T) {
 		if s == 0 {
 			c.hits, c.misses = 0, 0 // the first window searches everything
 		}
+		if len(got[0].Pos) > 1 {
+			reacquired++
+		}
 	}
 	// Each later window adds a quarter of its frames and two of its nine
 	// seed frames, whose objects are followed through every frame; and
@@ -55,6 +62,9 @@ func TestCacheMatchesSearch(t *testing.T) {
 		t.Errorf("%d matches from the cache, %d searched: the windows share most of their frames", c.hits, c.misses)
 	}
 	t.Logf("after the first window: %d matches from the cache, %d searched", c.hits, c.misses)
+	if reacquired < 2 || len(c.founds) == 0 {
+		t.Errorf("the disc was found again after the passer-by in %d windows, %d scans kept", reacquired, len(c.founds))
+	}
 }
 
 // Templates cut from and matched in the frames before exposure
