@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/physd/physd/internal/pixhash"
+	"github.com/physd/physd/internal/recent"
 )
 
 // Cache keeps, across the overlapping windows of one camera, the objects
@@ -13,18 +14,19 @@ import (
 // the same frames of the stream (Stream), takes the objects the first
 // window to hold a frame found there, cuts the same templates and
 // follows them along the same predictions through the frames both
-// windows hold, so only the frames new to the window are searched. An entry is keyed by the template's pixels and
-// mask, the frame's pixels (their address, checked against their
-// fingerprint as motion.Cache does: the key keeps no frame alive) and the
-// search's start and radius; a cached match is bitwise the one searched
-// afresh. Entries unused for cacheKeep Follow calls are dropped. Safe
-// for concurrent use.
+// windows hold, so only the frames new to the window are searched (and
+// scanned again for an object lost: bestWhereMemo). An entry is keyed by
+// the template's pixels and mask, the frame's pixels (their address,
+// checked against their fingerprint as motion.Cache does: the key keeps
+// no frame alive) and the search's start and radius; a cached match is
+// bitwise the one searched afresh. Entries unused for cacheKeep Follow
+// calls are dropped (recent.Map). Safe for concurrent use.
 type Cache struct {
 	mu      sync.Mutex
 	calls   uint64
-	matches map[matchKey]matchEntry
-	seeded  map[seedKey]seedEntry
-	founds  map[foundKey]foundEntry
+	matches recent.Map[matchKey, matchEntry]
+	seeded  recent.Map[seedKey, seedEntry]
+	founds  recent.Map[foundKey, foundEntry]
 	// hits and misses count the matches looked up.
 	hits, misses int64
 }
@@ -53,8 +55,7 @@ type seedKey struct {
 }
 
 type seedEntry struct {
-	ss   []seed
-	used uint64
+	ss []seed
 	// kept marks a frame whose template became a path Follow returned.
 	kept bool
 }
@@ -71,18 +72,16 @@ type foundKey struct {
 type foundEntry struct {
 	x, y int
 	s    float64
-	used uint64
 }
 
 type matchEntry struct {
-	q    Point
-	s    float64
-	used uint64
+	q Point
+	s float64
 }
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{matches: map[matchKey]matchEntry{}, seeded: map[seedKey]seedEntry{}, founds: map[foundKey]foundEntry{}}
+	return &Cache{matches: recent.New[matchKey, matchEntry](), seeded: recent.New[seedKey, seedEntry](), founds: recent.New[foundKey, foundEntry]()}
 }
 
 // begin starts a Follow call: entries unused for cacheKeep calls go.
@@ -90,50 +89,28 @@ func (c *Cache) begin() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++
-	for k, e := range c.matches {
-		if c.calls-e.used > cacheKeep {
-			delete(c.matches, k)
-		}
-	}
-	for k, e := range c.seeded {
-		if c.calls-e.used > cacheKeep {
-			delete(c.seeded, k)
-		}
-	}
-	for k, e := range c.founds {
-		if c.calls-e.used > cacheKeep {
-			delete(c.founds, k)
-		}
-	}
+	c.matches.Sweep(c.calls, cacheKeep)
+	c.seeded.Sweep(c.calls, cacheKeep)
+	c.founds.Sweep(c.calls, cacheKeep)
 }
 
 func (c *Cache) found(k foundKey) (foundEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.founds[k]
-	if ok {
-		e.used = c.calls
-		c.founds[k] = e
-	}
-	return e, ok
+	return c.founds.Get(k, c.calls)
 }
 
 func (c *Cache) putFound(k foundKey, e foundEntry) {
 	c.mu.Lock()
-	e.used = c.calls
-	c.founds[k] = e
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.founds.Put(k, e, c.calls)
 }
 
 // seeds returns the objects found in a seed frame by an earlier window.
 func (c *Cache) seeds(k seedKey) ([]seed, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.seeded[k]
-	if ok {
-		e.used = c.calls
-		c.seeded[k] = e
-	}
+	e, ok := c.seeded.Get(k, c.calls)
 	return e.ss, ok
 }
 
@@ -147,7 +124,7 @@ func (c *Cache) order(at []int, ids []frameID, w, objs int) []int {
 	defer c.mu.Unlock()
 	var first, rest []int
 	for _, k := range at {
-		if c.seeded[seedKey{ids[k], w, objs}].kept {
+		if e, _ := c.seeded.Peek(seedKey{ids[k], w, objs}); e.kept {
 			first = append(first, k)
 		} else {
 			rest = append(rest, k)
@@ -160,32 +137,27 @@ func (c *Cache) order(at []int, ids []frameID, w, objs int) []int {
 func (c *Cache) kept(k seedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.seeded[k]; ok {
-		e.kept = true
-		c.seeded[k] = e
-	}
+	c.seeded.Update(k, func(e *seedEntry) { e.kept = true })
 }
 
 func (c *Cache) putSeeds(k seedKey, ss []seed) {
 	c.mu.Lock()
-	c.seeded[k] = seedEntry{ss: ss, used: c.calls}
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.seeded.Put(k, seedEntry{ss: ss}, c.calls)
 }
 
 // Len is how many matches the cache holds.
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.matches)
+	return c.matches.Len()
 }
 
 func (c *Cache) match(k matchKey) (Point, float64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.matches[k]
+	e, ok := c.matches.Get(k, c.calls)
 	if ok {
-		e.used = c.calls
-		c.matches[k] = e
 		c.hits++
 	} else {
 		c.misses++
@@ -195,7 +167,7 @@ func (c *Cache) match(k matchKey) (Point, float64, bool) {
 
 func (c *Cache) put(k matchKey, q Point, s float64) {
 	c.mu.Lock()
-	c.matches[k] = matchEntry{q: q, s: s, used: c.calls}
+	c.matches.Put(k, matchEntry{q: q, s: s}, c.calls)
 	c.mu.Unlock()
 }
 

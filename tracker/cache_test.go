@@ -2,7 +2,6 @@ package tracker
 
 import (
 	"context"
-	"maps"
 	"math"
 	"reflect"
 	"testing"
@@ -38,7 +37,7 @@ func TestCacheMatchesSearch(t *testing.T) {
 		clips := []estimator.Clip{{W: 60, H: 60, Frames: frames[s : s+121], Dt: 1.0 / 30}}
 		// Afresh: a cache holding only the seeds found so far.
 		fresh := NewCache()
-		fresh.seeded, fresh.calls = maps.Clone(c.seeded), c.calls
+		fresh.seeded, fresh.calls = c.seeded.Clone(), c.calls
 		want, werr := Follow(ctx, clips, Options{Stream: Stream{Cache: fresh, First: s, Hop: 30}})
 		got, gerr := Follow(ctx, clips, Options{Stream: Stream{Cache: c, First: s, Hop: 30}})
 		if (werr == nil) != (gerr == nil) || !reflect.DeepEqual(got, want) {
@@ -62,8 +61,8 @@ func TestCacheMatchesSearch(t *testing.T) {
 		t.Errorf("%d matches from the cache, %d searched: the windows share most of their frames", c.hits, c.misses)
 	}
 	t.Logf("after the first window: %d matches from the cache, %d searched", c.hits, c.misses)
-	if reacquired < 2 || len(c.founds) == 0 {
-		t.Errorf("the disc was found again after the passer-by in %d windows, %d scans kept", reacquired, len(c.founds))
+	if reacquired < 2 || c.founds.Len() == 0 {
+		t.Errorf("the disc was found again after the passer-by in %d windows, %d scans kept", reacquired, c.founds.Len())
 	}
 }
 
