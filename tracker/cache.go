@@ -146,13 +146,6 @@ func (c *Cache) putSeeds(k seedKey, ss []seed) {
 	c.seeded.Put(k, seedEntry{ss: ss}, c.calls)
 }
 
-// Len is how many matches the cache holds.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.matches.Len()
-}
-
 func (c *Cache) match(k matchKey) (Point, float64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
