@@ -177,37 +177,30 @@ func (c *Cache) putRegistered(a, b []float64, prints [2]uint64, w, h int, e pair
 
 // distances returns the n×n matrix of descriptor distances (descDist)
 // between the frames, row-major, computed on workers goroutines, each
-// pair once; with a cache, the pairs of frames the last window also held
-// are taken from it (prints are the frames' fingerprints). The result is
-// the same to the bit.
+// pair once, the pairs of frames the last window also held taken from
+// the cache (prints are the frames' fingerprints). The result is the
+// same to the bit.
 func (c *Cache) distances(ctx context.Context, workers int, frames [][]float64, prints []uint64, desc [][]float64, w, h int) ([]float64, error) {
 	n := len(frames)
 	dist := make([]float64, n*n)
+	ids := make([]frameID, n)
+	for k, f := range frames {
+		ids[k] = frameID{frameKey{pixhash.Addr(f), w, h}, prints[k]}
+	}
+	c.mu.Lock()
+	prev, pn := c.dist, len(c.distIDs)
+	at := make(map[frameID]int, pn)
+	for i, id := range c.distIDs {
+		at[id] = i
+	}
+	c.mu.Unlock()
 	// old[k] is frame k's index in the last window, −1 if it was not in
 	// it.
 	old := make([]int, n)
-	for k := range old {
+	for k, id := range ids {
 		old[k] = -1
-	}
-	var ids []frameID
-	var prev []float64
-	pn := 0
-	if c != nil {
-		ids = make([]frameID, n)
-		for k, f := range frames {
-			ids[k] = frameID{frameKey{pixhash.Addr(f), w, h}, prints[k]}
-		}
-		c.mu.Lock()
-		prev, pn = c.dist, len(c.distIDs)
-		at := make(map[frameID]int, pn)
-		for i, id := range c.distIDs {
-			at[id] = i
-		}
-		c.mu.Unlock()
-		for k, id := range ids {
-			if i, ok := at[id]; ok {
-				old[k] = i
-			}
+		if i, ok := at[id]; ok {
+			old[k] = i
 		}
 	}
 	err := parallel(ctx, workers, n, func(_, k int) {
@@ -224,10 +217,8 @@ func (c *Cache) distances(ctx context.Context, workers int, frames [][]float64, 
 	if err != nil {
 		return nil, err
 	}
-	if c != nil {
-		c.mu.Lock()
-		c.dist, c.distIDs = dist, ids
-		c.mu.Unlock()
-	}
+	c.mu.Lock()
+	c.dist, c.distIDs = dist, ids
+	c.mu.Unlock()
 	return dist, nil
 }

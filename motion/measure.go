@@ -261,13 +261,32 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 			add(k, k+1, false)
 		}
 	}
-	dist, err := opt.Cache.distances(ctx, workers, frames, prints, desc, w, h)
-	if err != nil {
-		return nil, err
+	// The descriptor distances: with a cache, the whole matrix, kept for
+	// the next window; without, row by row (a long clip's matrix would
+	// be its frame count squared).
+	var dist []float64
+	if opt.Cache != nil {
+		var err error
+		if dist, err = opt.Cache.distances(ctx, workers, frames, prints, desc, w, h); err != nil {
+			return nil, err
+		}
 	}
 	near := make([][]int, n)
-	if err := parallel(ctx, workers, n, func(_, k int) {
-		near[k] = revisits(dist[k*n:(k+1)*n], k, clipOf, opt.Revisits)
+	rows := make([][]float64, workers)
+	if err := parallel(ctx, workers, n, func(wk, k int) {
+		var row []float64
+		if dist != nil {
+			row = dist[k*n : (k+1)*n]
+		} else {
+			if rows[wk] == nil {
+				rows[wk] = make([]float64, n)
+			}
+			row = rows[wk]
+			for l := range n {
+				row[l] = descDist(desc[k], desc[l])
+			}
+		}
+		near[k] = revisits(row, k, clipOf, opt.Revisits)
 	}); err != nil {
 		return nil, err
 	}
