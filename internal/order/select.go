@@ -3,96 +3,102 @@
 // sorting it.
 package order
 
-import "math"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Select returns the value sorted(x)[k] (0 ≤ k < len(x)), reordering x
-// in no order a caller may rely on (not partitioned around k); x holds
-// no NaN. The medians of exposure gains, revisit residuals and
-// spectra are taken per pixel and per frame of every window, where
-// sorting them showed in profiles: Select is linear on average where a
-// sort is n log n. A long x is first narrowed by a sample (narrow);
-// what is left, and a short x, goes to Hoare's quickselect.
+// so that x[:k] ≤ x[k] ≤ x[k+1:]; x holds no NaN. The medians of
+// exposure gains, revisit residuals and spectra are taken per pixel and
+// per frame of every window, where sorting them showed in profiles:
+// Select is linear on average where a sort is n log n.
+//
+// It is quickselect: branch-free Lomuto partitions (partitionLess) while
+// the range is long, Hoare's (hoare) once it is short. A range that has
+// not shrunk to hoareMax after 2·log2(n)+8 partitions (inputs built
+// against the median-of-three pivot) is sorted instead, so the worst case
+// is n log n, not n².
 func Select(x []float64, k int) float64 {
-	if len(x) >= narrowMin {
-		if v, ok := narrow(x, k); ok {
-			return v
-		}
-	}
-	return quickselect(x, k)
+	return selectWithin(x, k, 2*bits.Len(uint(len(x)))+8)
 }
 
-// narrowMin is the length from which Select narrows by a sample first.
-const narrowMin = 512
-
-// narrow is Floyd and Rivest's idea for Select: the order statistics of a
-// sample of s ≈ 2n^(2/3) elements at ranks s·k/n ∓ δ, δ ≈ 2.5 standard
-// deviations of a sample rank (√(s·p(1−p)), p = k/n), bracket sorted(x)[k]
-// as [lo, hi]; one pass counts the elements below lo and gathers those in
-// [lo, hi] at the front of x, and the answer is the (k − below)-th of
-// those. Most elements are only compared, without a swap or a
-// mispredicted branch, where quickselect swaps and mispredicts about
-// half of them several times over. It reports false, x reordered, when
-// the bracket missed (a rare sample): the caller selects in all of x.
-func narrow(x []float64, k int) (float64, bool) {
-	n := len(x)
-	c := math.Cbrt(float64(n))
-	s := int(2 * c * c)
-	// The sample: s elements spread evenly over x, swapped to its front
-	// (a permutation of x whatever the stride; which elements are taken
-	// only sets how tight the bracket is).
-	stride := n / s
-	for i := range s {
-		x[i], x[i*stride] = x[i*stride], x[i]
-	}
-	p := float64(k) / float64(n)
-	r := int(p * float64(s))
-	d := int(2.5*math.Sqrt(float64(s)*p*(1-p))) + 1
-	lo, hi := math.Inf(-1), math.Inf(1)
-	rl, rh := r-d, r+d
-	if rl >= 0 {
-		lo = quickselect(x[:s], rl)
-	}
-	if rh < s {
-		// Past rank rl the sample holds only elements ≥ lo.
-		from := max(0, rl)
-		hi = quickselect(x[from:s], rh-from)
-	}
-	// below counts the elements < lo; those in [lo, hi] go to x[:m].
-	// The flags are set without branches; the one branch left (in the
-	// bracket: a = 0, c = 1) is rarely taken, so rarely mispredicted.
-	below, m := 0, 0
-	for i, v := range x {
-		var a, c int
-		if v < lo {
-			a = 1
+// selectWithin is Select with a budget of partitions before it sorts.
+func selectWithin(x []float64, k, budget int) float64 {
+	lo, hi := 0, len(x) // x[lo:hi] holds rank k; left of lo ≤, right of hi ≥ it
+	for ; hi-lo > hoareMax; budget-- {
+		if budget == 0 {
+			slices.Sort(x[lo:hi])
+			return x[k]
 		}
-		if v <= hi {
-			c = 1
-		}
-		below += a
-		if c > a {
-			x[m], x[i] = v, x[m]
-			m++
-		}
-	}
-	if k < below || k >= below+m {
-		return 0, false
-	}
-	if 2*m > n {
-		// A bracket that kept most of x (ties, an extreme k) is not
-		// narrowed again.
-		return quickselect(x[:m], k-below), true
-	}
-	return Select(x[:m], k-below), true
-}
-
-// quickselect is Select by Hoare's quickselect with a median-of-three
-// pivot.
-func quickselect(x []float64, k int) float64 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
 		// Median of three as the pivot: data often arrive nearly sorted
 		// (background pixels in scan order).
+		a, b, c := x[lo], x[lo+(hi-lo)/2], x[hi-1]
+		pivot := max(min(a, b), min(max(a, b), c))
+		s := lo + partitionLess(x[lo:hi], pivot)
+		switch {
+		case k < s:
+			hi = s
+		case s > lo:
+			lo = s
+		default:
+			// Nothing below the pivot: gather the elements equal to it
+			// (ties would otherwise stall the loop), the answer when k
+			// falls among them.
+			t := s + partitionAtMost(x[s:hi], pivot)
+			if k < t {
+				return x[k]
+			}
+			lo = t
+		}
+	}
+	return hoare(x[lo:hi], k-lo)
+}
+
+// hoareMax is the longest range quickselect hands to hoare: on short
+// ranges the branch-free partitions' swap of every element costs more
+// than Hoare's mispredicted branches.
+const hoareMax = 32
+
+// partitionLess moves the elements of x below pivot to its front, in one
+// pass that swaps every element and branches on none (Lomuto's partition
+// without its branch: a comparison mispredicted half the time costs more
+// than a swap), and returns how many there are. Invariant at i:
+// x[:s] < pivot ≤ x[s:i].
+func partitionLess(x []float64, pivot float64) int {
+	s := 0
+	for i, v := range x {
+		x[i] = x[s]
+		x[s] = v
+		var f int
+		if v < pivot {
+			f = 1
+		}
+		s += f
+	}
+	return s
+}
+
+// partitionAtMost is partitionLess for the elements ≤ pivot.
+func partitionAtMost(x []float64, pivot float64) int {
+	s := 0
+	for i, v := range x {
+		x[i] = x[s]
+		x[s] = v
+		var f int
+		if v <= pivot {
+			f = 1
+		}
+		s += f
+	}
+	return s
+}
+
+// hoare is Select by Hoare's quickselect with a median-of-three pivot; it
+// leaves x partitioned around k.
+func hoare(x []float64, k int) float64 {
+	lo, hi := 0, len(x)-1
+	for lo < hi {
 		mid := lo + (hi-lo)/2
 		if x[mid] < x[lo] {
 			x[mid], x[lo] = x[lo], x[mid]

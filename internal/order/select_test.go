@@ -1,6 +1,8 @@
 package order
 
 import (
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -34,13 +36,29 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// Select on long slices (which it narrows by a sample first) finds the
-// element a sort puts at k, for every kind of input and rank, the
-// extremes included.
+// checkSelect fails unless Select (within budget partitions) returns
+// sorted[k] and leaves x partitioned around k.
+func checkSelect(t *testing.T, x, sorted []float64, k, budget int) {
+	t.Helper()
+	y := slices.Clone(x)
+	if got := selectWithin(y, k, budget); got != sorted[k] {
+		t.Fatalf("n %d, budget %d: Select(·, %d) = %v, sort gives %v", len(x), budget, k, got, sorted[k])
+	}
+	for i, v := range y {
+		if (i < k && v > y[k]) || (i > k && v < y[k]) {
+			t.Fatalf("n %d, budget %d: x[%d] = %v on the wrong side of x[%d] = %v", len(x), budget, i, v, k, y[k])
+		}
+	}
+}
+
+// Select on long slices (branch-free partitions, then Hoare's; or a sort
+// when the partitions run out of budget) finds the element a sort puts at
+// k and leaves the slice partitioned around it, for every kind of input
+// and rank, the extremes included.
 func TestSelectLong(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 200 {
-		n := narrowMin + rng.IntN(6000)
+		n := 1 + rng.IntN(6000)
 		x := make([]float64, n)
 		for i := range x {
 			switch trial % 6 {
@@ -64,42 +82,60 @@ func TestSelectLong(t *testing.T) {
 		sorted := slices.Clone(x)
 		slices.Sort(sorted)
 		for _, k := range []int{0, n - 1, n / 2, rng.IntN(n), rng.IntN(n)} {
-			if got := Select(slices.Clone(x), k); got != sorted[k] {
-				t.Fatalf("trial %d, n %d: Select(·, %d) = %v, sort gives %v", trial, n, k, got, sorted[k])
+			for _, budget := range []int{0, 1, 3, 2*bits.Len(uint(n)) + 8} {
+				checkSelect(t, x, sorted, k, budget)
 			}
 		}
 	}
 }
 
 // BenchmarkSelect times the median of a frame's worth of exposure ratios
-// (4180 pixels: a 209×20 region), by Select and by quickselect alone. The
-// inputs cycle through 256 different slices: one slice over and over
-// teaches the branch predictor quickselect's comparisons.
+// (4180 pixels: a 209×20 region) and of a pixel's column in the exposure
+// reference (61 frames' gray levels), by Select and by Hoare's
+// quickselect alone. The inputs cycle through 256 different slices: one
+// slice over and over teaches the branch predictor the comparisons.
 func BenchmarkSelect(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	pool := make([][]float64, 256)
-	for p := range pool {
+	ratios := func() []float64 {
 		x := make([]float64, 4180)
 		for i := range x {
 			x[i] = 1 + 0.003*rng.NormFloat64()
 			if rng.IntN(10) == 0 {
-				x[i] = 3 * rng.Float64()
+				x[i] = 3 * rng.Float64() // the object's pixels
 			}
 		}
-		pool[p] = x
+		return x
 	}
-	y := make([]float64, 4180)
-	for _, c := range []struct {
+	column := func() []float64 {
+		x := make([]float64, 61)
+		level := rng.Float64()
+		for i := range x {
+			// 3×3 area means of 8-bit levels, and their noise.
+			x[i] = math.Round((level+0.02*rng.NormFloat64())*255*9) / (255 * 9)
+		}
+		return x
+	}
+	for _, in := range []struct {
 		name string
-		sel  func([]float64, int) float64
-	}{{"select", Select}, {"quickselect", quickselect}} {
-		b.Run(c.name, func(b *testing.B) {
-			i := 0
-			for b.Loop() {
-				copy(y, pool[i%len(pool)])
-				c.sel(y, len(y)/2)
-				i++
-			}
-		})
+		gen  func() []float64
+	}{{"ratios4180", ratios}, {"column61", column}} {
+		pool := make([][]float64, 256)
+		for p := range pool {
+			pool[p] = in.gen()
+		}
+		y := make([]float64, len(pool[0]))
+		for _, c := range []struct {
+			name string
+			sel  func([]float64, int) float64
+		}{{"select", Select}, {"hoare", hoare}} {
+			b.Run(in.name+"/"+c.name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					copy(y, pool[i%len(pool)])
+					c.sel(y, len(y)/2)
+					i++
+				}
+			})
+		}
 	}
 }
