@@ -111,7 +111,10 @@ func (r *registrar) coarse(a, b *prepared) Shift {
 	for i := range r.buf {
 		c := cmplx.Conj(a.spec[i]) * b.spec[i]
 		if m := cmplx.Abs(c); m > 1e-12 {
-			r.buf[i] = c / complex(m, 0)
+			// c/m component-wise: Go's complex division by complex(m, 0)
+			// computes the same quotients (but for the sign of a zero) by
+			// its general algorithm.
+			r.buf[i] = complex(real(c)/m, imag(c)/m)
 		} else {
 			r.buf[i] = 0
 		}
