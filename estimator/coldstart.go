@@ -12,12 +12,26 @@ package estimator
 // A range, not the last refused window's energy alone: a scene that goes
 // back and forth between two levels of motion (a passer-by now and then,
 // a recording's loop) re-armed a cold start at every change.
+//
+// A certified window ends the count but not its memory: when the warm
+// encoder is refused again at a motion energy inside the range where the
+// last count's cold starts were refused, the count resumes where it
+// stood instead of starting anew with two tries at once. A scene whose
+// certifiable stretches alternate with stretches of motion the learner
+// cannot certify (free decay between excitations: forced motion is no
+// free response) otherwise paid two or more refused cold starts at every
+// excitation.
 type coldBackoff struct {
 	// refused counts the cold starts refused in a row; held the windows
 	// held back since the last try; [lo, hi] the motion energies of the
 	// windows those cold starts ran on.
 	refused, held int
 	lo, hi        float64
+	// last is the count a certified window ended (refused ≥ 2 when kept).
+	last struct {
+		refused int
+		lo, hi  float64
+	}
 }
 
 const (
@@ -31,6 +45,9 @@ const (
 // hold tells whether the cold start of a window with motion energy e is
 // held back, and counts it if so.
 func (b *coldBackoff) hold(e float64) bool {
+	if b.refused == 0 && b.last.refused >= 2 && e <= coldEnergyRatio*b.last.hi && e*coldEnergyRatio >= b.last.lo {
+		b.refused, b.lo, b.hi = b.last.refused, b.last.lo, b.last.hi
+	}
 	if b.refused < 2 || !(e <= coldEnergyRatio*b.hi && e*coldEnergyRatio >= b.lo) {
 		return false
 	}
@@ -44,11 +61,11 @@ func (b *coldBackoff) hold(e float64) bool {
 // tried records a cold start on a window of motion energy e, kept (its
 // estimate accepted) or refused.
 func (b *coldBackoff) tried(e float64, kept bool) {
-	b.held = 0
 	if kept {
-		b.refused = 0
+		b.reset()
 		return
 	}
+	b.held = 0
 	if b.refused == 0 {
 		b.lo, b.hi = e, e
 	}
@@ -56,8 +73,16 @@ func (b *coldBackoff) tried(e float64, kept bool) {
 	b.lo, b.hi = min(b.lo, e), max(b.hi, e)
 }
 
-// reset is a certified window: the next refusal starts the count anew.
-func (b *coldBackoff) reset() { *b = coldBackoff{} }
+// reset is a certified window (a kept cold start is one): the next
+// refusal starts the count anew, unless its motion energy lies in the
+// range of the count it ends (kept if it had held cold starts back).
+func (b *coldBackoff) reset() {
+	last := b.last
+	if b.refused >= 2 {
+		last.refused, last.lo, last.hi = b.refused, b.lo, b.hi
+	}
+	*b = coldBackoff{last: last}
+}
 
 // motionEnergy is the window's mean per-pixel temporal variance, each
 // clip about its own mean frame:

@@ -8,7 +8,8 @@ import (
 
 // The backoff's schedule: after two refused cold starts, 1, 2, 4, 8, 8 …
 // windows are held between tries; a motion energy more than 2× outside
-// the range of the refused windows' or a certified window tries at once.
+// the range of the refused windows' tries at once, and so does a certified
+// window unless the next refusal's energy lies in that range.
 func TestColdBackoffSchedule(t *testing.T) {
 	var b coldBackoff
 	// tries runs n windows of energy e, every cold start refused, and
@@ -47,9 +48,27 @@ func TestColdBackoffSchedule(t *testing.T) {
 	if !tries(1, 0.4)[0] {
 		t.Error("motion energy below every refused one's by 2.5×: held back")
 	}
+	// A certified window: refused again at a motion energy inside the
+	// range the count ran over (0.4 … 2.5), the count resumes (held, as
+	// before it); outside it, two tries and the backoff anew.
 	b.reset()
-	if got := tries(3, 2.4); !got[0] || !got[1] || got[2] {
-		t.Errorf("after a certified window: %v, want two tries, then the backoff anew", got)
+	if got := tries(1, 2.4); got[0] {
+		t.Errorf("after a certified window, energy in the refused range: tried at once")
+	}
+	b.reset()
+	if got := tries(3, 6); !got[0] || !got[1] || got[2] {
+		t.Errorf("after a certified window, a new energy: %v, want two tries, then the backoff anew", got)
+	}
+	// The count that certified window ended (at 6) is the one remembered.
+	b.reset()
+	if got := tries(1, 1); !got[0] {
+		t.Error("after a certified window, an energy only an older count had refused: held")
+	}
+	// A kept cold start ends a count as a certified window does.
+	tries(2, 1)
+	b.tried(1, true)
+	if got := tries(1, 1.5); got[0] {
+		t.Error("after a kept cold start, energy in the refused range: tried at once")
 	}
 }
 

@@ -48,7 +48,9 @@ type LearnerOptions struct {
 // they are held back: after two refused in a row, 1, 2, 4 and then at
 // most 8 windows pass between tries, until a window is certified or its
 // motion energy (mean per-pixel temporal variance) moves by more than 2×
-// from the last refused one's. With LearnerOptions.Lazy the warm training
+// outside the range of the refused ones'; after a certified window the
+// count resumes where it stood if the next refusal's energy lies in that
+// range (coldBackoff). With LearnerOptions.Lazy the warm training
 // itself is spared when it cannot help (warmPolicy).
 type Learner struct {
 	opt     LearnerOptions
