@@ -4,6 +4,7 @@
 package order
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -44,8 +45,11 @@ func selectWithin(x []float64, k, budget int) float64 {
 		default:
 			// Nothing below the pivot: gather the elements equal to it
 			// (ties would otherwise stall the loop), the answer when k
-			// falls among them.
-			t := s + partitionAtMost(x[s:hi], pivot)
+			// falls among them. v ≤ pivot is v < the next float up.
+			t := hi
+			if !math.IsInf(pivot, 1) {
+				t = s + partitionLess(x[s:hi], math.Nextafter(pivot, math.Inf(1)))
+			}
 			if k < t {
 				return x[k]
 			}
@@ -72,21 +76,6 @@ func partitionLess(x []float64, pivot float64) int {
 		x[s] = v
 		var f int
 		if v < pivot {
-			f = 1
-		}
-		s += f
-	}
-	return s
-}
-
-// partitionAtMost is partitionLess for the elements ≤ pivot.
-func partitionAtMost(x []float64, pivot float64) int {
-	s := 0
-	for i, v := range x {
-		x[i] = x[s]
-		x[s] = v
-		var f int
-		if v <= pivot {
 			f = 1
 		}
 		s += f

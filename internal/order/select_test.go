@@ -36,6 +36,30 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// Infinities are ordered like any value, ties of +Inf included (the
+// pivot's equal range has no next float up).
+func TestSelectInf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		x := make([]float64, 40+rng.IntN(200))
+		for i := range x {
+			switch rng.IntN(3) {
+			case 0:
+				x[i] = math.Inf(1)
+			case 1:
+				x[i] = math.Inf(-1)
+			default:
+				x[i] = float64(rng.IntN(4))
+			}
+		}
+		sorted := slices.Clone(x)
+		slices.Sort(sorted)
+		for _, k := range []int{0, len(x) - 1, len(x) / 2, rng.IntN(len(x))} {
+			checkSelect(t, x, sorted, k, 2*bits.Len(uint(len(x)))+8)
+		}
+	}
+}
+
 // checkSelect fails unless Select (within budget partitions) returns
 // sorted[k] and leaves x partitioned around k.
 func checkSelect(t *testing.T, x, sorted []float64, k, budget int) {
