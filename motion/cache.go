@@ -8,8 +8,7 @@ import (
 )
 
 // Cache keeps, across the overlapping windows of one camera, what Measure
-// computes of single frames (the half-size frame, its descriptor, and its
-// spectrum while the frame is in the last window) and of
+// computes of single frames (the half-size frame, its descriptor) and of
 // pairs of frames (their registration): each frame sits in several windows, and registering
 // pairs is most of a window's test. Entries are keyed by the address of
 // the frame's pixels (pixhash.Addr: frames are shared, never written
@@ -57,15 +56,8 @@ type halfEntry struct {
 type descEntry struct {
 	print uint64
 	desc  []float64
-	// spec is the frame's spectrum (registrar.prepare), when kept.
-	spec []complex128
-	used uint64
+	used  uint64
 }
-
-// specKeep is how many Measure calls a spectrum survives unused: 1 keeps
-// the last window's (the frames a window shares with the next), not the
-// older ones' that descriptors keep for cacheKeep.
-const specKeep = 1
 
 type pairEntry struct {
 	prints [2]uint64
@@ -94,12 +86,8 @@ func (c *Cache) begin() {
 		}
 	}
 	for k, e := range c.descs {
-		switch {
-		case c.calls-e.used > cacheKeep:
+		if c.calls-e.used > cacheKeep {
 			delete(c.descs, k)
-		case c.calls-e.used > specKeep && e.spec != nil:
-			e.spec = nil
-			c.descs[k] = e
 		}
 	}
 	for k, e := range c.pairs {
@@ -131,32 +119,30 @@ func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
 	return out, hw, hh
 }
 
-// descriptor returns frame f's descriptor and, if kept, its spectrum,
-// if cached, else nil; pr is f's fingerprint.
-func (c *Cache) descriptor(f []float64, pr uint64, w, h int) ([]float64, []complex128) {
+// descriptor returns frame f's descriptor if cached, else nil; pr is
+// f's fingerprint.
+func (c *Cache) descriptor(f []float64, pr uint64, w, h int) []float64 {
 	if c == nil || len(f) == 0 {
-		return nil, nil
+		return nil
 	}
 	k := frameKey{pixhash.Addr(f), w, h}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.descs[k]
 	if !ok || e.print != pr {
-		return nil, nil
+		return nil
 	}
 	e.used = c.calls
 	c.descs[k] = e
-	return e.desc, e.spec
+	return e.desc
 }
 
-// putDescriptor keeps frame f's descriptor and spectrum (nil: not kept).
-// The spectrum is shared, read only, by the windows that take it.
-func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64, spec []complex128) {
+func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64) {
 	if c == nil || len(f) == 0 {
 		return
 	}
 	c.mu.Lock()
-	c.descs[frameKey{pixhash.Addr(f), w, h}] = descEntry{print: pr, desc: desc, spec: spec, used: c.calls}
+	c.descs[frameKey{pixhash.Addr(f), w, h}] = descEntry{print: pr, desc: desc, used: c.calls}
 	c.mu.Unlock()
 }
 

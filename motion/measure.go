@@ -27,9 +27,6 @@ type Options struct {
 	// Cache, when set, keeps frames' and pairs' results for the next
 	// windows of the same camera (see Cache); the results are the same.
 	Cache *Cache
-	// spectra has the Cache keep the frames' spectra too (Measure's test
-	// at half size, where they are small).
-	spectra bool
 }
 
 func (o Options) withDefaults() Options {
@@ -148,9 +145,6 @@ func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		if half {
 			o.MinRevisit, scale = opt.MinRevisit/2, 2
 		}
-		// The test's frames are small and recur in the next windows: their
-		// spectra are kept for the pairs the next windows register anew.
-		o.spectra = true
 		t, err := measure(ctx, sub, dw, dh, o)
 		if err != nil {
 			return nil, err
@@ -230,7 +224,6 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	prep := make([]prepared, n)
 	prepped := make([]bool, n)
 	desc := make([][]float64, n)
-	spec := make([][]complex128, n) // spectra kept by the cache
 	var prints []uint64
 	if opt.Cache != nil {
 		prints = make([]uint64, n)
@@ -238,18 +231,14 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	if err := parallel(ctx, workers, n, func(wk, k int) {
 		if prints != nil {
 			prints[k] = fingerprint(frames[k])
-			if desc[k], spec[k] = opt.Cache.descriptor(frames[k], prints[k], w, h); desc[k] != nil {
+			if desc[k] = opt.Cache.descriptor(frames[k], prints[k], w, h); desc[k] != nil {
 				return
 			}
 		}
-		prep[k], prepped[k] = regs[wk].prepare(frames[k], nil), true
+		prep[k], prepped[k] = regs[wk].prepare(frames[k]), true
 		desc[k] = descriptor(prep[k].spec, w, h)
 		if prints != nil {
-			var keep []complex128
-			if opt.spectra {
-				keep = prep[k].spec
-			}
-			opt.Cache.putDescriptor(frames[k], prints[k], w, h, desc[k], keep)
+			opt.Cache.putDescriptor(frames[k], prints[k], w, h, desc[k])
 		}
 	}); err != nil {
 		return nil, err
@@ -328,7 +317,7 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		}
 	}
 	if err := parallel(ctx, workers, len(need), func(wk, i int) {
-		prep[need[i]] = regs[wk].prepare(frames[need[i]], spec[need[i]])
+		prep[need[i]] = regs[wk].prepare(frames[need[i]])
 	}); err != nil {
 		return nil, err
 	}

@@ -44,14 +44,14 @@ func MeasureReference(ctx context.Context, patches [][][]float64, pw, ph int, sc
 	}
 	reg := newRegistrar(pw, ph)
 	register := func(tpl []float64) ([]Shift, []float64, error) {
-		pt := reg.prepare(tpl, nil)
+		pt := reg.prepare(tpl)
 		out := make([]Shift, len(all))
 		res := make([]float64, len(all))
 		for k, f := range all {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, fmt.Errorf("motion: %w", err)
 			}
-			pf := reg.prepare(f, nil)
+			pf := reg.prepare(f)
 			d, r, ok := reg.register(&pt, &pf)
 			if !ok {
 				return nil, nil, fmt.Errorf("motion: reference region, frame %d: nothing to align (a plain or barely overlapping region): %w", k, ErrInvalid)

@@ -27,7 +27,7 @@ func TestRefineMatchesReference(t *testing.T) {
 				b[y*w+x] = 0.7*a[y*w+x-2] + 0.3*b[y*w+x]
 			}
 		}
-		pa, pb := r.prepare(a, nil), r.prepare(b, nil)
+		pa, pb := r.prepare(a), r.prepare(b)
 		for _, d := range []Shift{{0, 0}, {2, 0}, {-3.4, 1.2}, {float64(w) / 3, -float64(h) / 4}, {-float64(w) / 2, float64(h) / 3}, {0.5, -0.5}} {
 			got, gr, gok := refineInto(make([]float64, w*h), &pa, &pb, w, h, d)
 			want, wr, wok := refineReference(&pa, &pb, w, h, d)

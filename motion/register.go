@@ -82,22 +82,17 @@ func tukey(n int) []float64 {
 }
 
 // prepare computes what registration needs of frame f.
-// spec, when not nil, is f's spectrum from an earlier preparation (kept
-// by a Cache): only what is cheap to recompute is.
-func (r *registrar) prepare(f []float64, spec []complex128) prepared {
-	p := prepared{spec: spec}
-	if spec == nil {
-		var m float64
-		for _, v := range f {
-			m += v
-		}
-		m /= float64(len(f))
-		for i, v := range f {
-			r.tmp[i] = (v - m) * r.win[i]
-		}
-		p.spec = make([]complex128, r.plan.halfLen())
-		r.plan.forward(p.spec, r.tmp)
+func (r *registrar) prepare(f []float64) prepared {
+	var m float64
+	for _, v := range f {
+		m += v
 	}
+	m /= float64(len(f))
+	for i, v := range f {
+		r.tmp[i] = (v - m) * r.win[i]
+	}
+	p := prepared{spec: make([]complex128, r.plan.halfLen())}
+	r.plan.forward(p.spec, r.tmp)
 	p.sm = smoothInto(r.stmp, f, r.w, r.h)
 	p.gx, p.gy = gradient(p.sm, r.w, r.h)
 	return p
@@ -152,7 +147,7 @@ func Register(a, b []float64, w, h int) (d Shift, resid float64, ok bool) {
 		return Shift{}, math.NaN(), false
 	}
 	r := newRegistrar(w, h)
-	pa, pb := r.prepare(a, nil), r.prepare(b, nil)
+	pa, pb := r.prepare(a), r.prepare(b)
 	return r.register(&pa, &pb)
 }
 
