@@ -404,8 +404,8 @@ func TestFindRejectsBadInput(t *testing.T) {
 }
 
 // median is the middle of the sorted values, the mean of the two
-// middles for an even count, however Select leaves the slice: lengths
-// that Select narrows by a sample included.
+// middles for an even count, however Select leaves the slice: short
+// lengths (Hoare's) and long ones (partitions first) included.
 func TestMedian(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for trial := range 300 {
