@@ -59,7 +59,7 @@ func selectWithin(x []float64, k, budget int) float64 {
 	return hoare(x[lo:hi], k-lo)
 }
 
-// hoareMax is the longest range quickselect hands to hoare: on short
+// hoareMax is the longest range Select hands to hoare: on short
 // ranges the branch-free partitions' swap of every element costs more
 // than Hoare's mispredicted branches.
 const hoareMax = 32
