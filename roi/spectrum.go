@@ -2,6 +2,7 @@ package roi
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
@@ -334,17 +335,7 @@ func median(x []float64) float64 {
 	if n%2 == 1 {
 		return m
 	}
-	// The lower middle, sorted(x)[n/2−1]: m again when fewer than n/2
-	// elements lie below m, else the largest of those below.
-	below, lo := 0, math.Inf(-1)
-	for _, v := range x {
-		if v < m {
-			below++
-			lo = max(lo, v)
-		}
-	}
-	if below < n/2 {
-		lo = m
-	}
-	return (lo + m) / 2
+	// The lower middle, sorted(x)[n/2−1]: Select leaves x[:n/2] ≤ m,
+	// so it is the largest of those.
+	return (slices.Max(x[:n/2]) + m) / 2
 }
