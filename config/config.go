@@ -343,6 +343,13 @@ type Estimator struct {
 	// CheckpointEvery is the period of encoder checkpoints to the state
 	// directory; 0 disables them.
 	CheckpointEvery time.Duration `yaml:"checkpoint_every"`
+	// Workers is how many goroutines one window's estimate spreads its
+	// loops over; 0 means one per core. The default, 1, spends the least
+	// CPU: the cameras already estimate side by side (as many at once as
+	// there are cores), and handing a window's small loops to another
+	// core costs more than it saves. More lowers a window's latency on a
+	// board whose other cores are idle.
+	Workers int `yaml:"workers"`
 }
 
 // Certify holds the certification thresholds (see window.Thresholds).
@@ -749,6 +756,7 @@ func Default() *Config {
 			LREncoder:       1e-5,
 			Seed:            1,
 			CheckpointEvery: time.Minute,
+			Workers:         1,
 		},
 		Certify: Certify{}, // every limit at the certificate's default
 		Alerts:  Alerts{BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3},

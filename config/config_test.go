@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -370,5 +371,22 @@ func TestCertifyLimits(t *testing.T) {
 		if !strings.Contains(joined, key) {
 			t.Errorf("no error naming %s in %q", key, joined)
 		}
+	}
+}
+
+func TestEstimatorWorkers(t *testing.T) {
+	if w := Default().Estimator.Workers; w != 1 {
+		t.Errorf("default estimator.workers %d, want 1", w)
+	}
+	for _, n := range []int{0, 1, 4} {
+		cfg, msgs := loadText(t, fmt.Sprintf("estimator:\n  workers: %d\n", n))
+		if len(msgs) != 0 || cfg.Estimator.Workers != n {
+			t.Errorf("workers: %d: got %d, %v", n, cfg.Estimator.Workers, msgs)
+		}
+	}
+	_, msgs := loadText(t, "estimator:\n  workers: -2\n")
+	want := "physd.yaml:2:12: estimator.workers: is -2, want ≥ 1, or 0 for one per core"
+	if len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("workers: -2: errors %q, want [%q]", msgs, want)
 	}
 }

@@ -397,6 +397,9 @@ func (v *validator) estimator(e Estimator) {
 		v.errorf("estimator.lr_encoder", "is 0 but steps_per_window is %d, want > 0 (or steps_per_window: 0)", e.StepsPerWindow)
 	}
 	v.nonNegative("estimator.checkpoint_every", e.CheckpointEvery)
+	if e.Workers < 0 {
+		v.errorf("estimator.workers", "is %d, want ≥ 1, or 0 for one per core", e.Workers)
+	}
 }
 
 // orZero is the end of an error message about the field key of section p:

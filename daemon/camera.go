@@ -16,6 +16,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/par"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/tracker"
@@ -405,6 +406,12 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 		return
 	}
 	c.restore(learner)
+	// A window's loops run on as many goroutines as estimator.workers
+	// says (0: one per core); see config.Estimator.Workers.
+	wctx := ctx
+	if est.Workers > 0 {
+		wctx = par.WithWorkers(ctx, est.Workers)
+	}
 	lastSave := time.Now()
 	defer c.save(learner)
 	skipped := func() {
@@ -425,7 +432,7 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 		if !c.gate.acquire(ctx) {
 			return
 		}
-		o, ok := c.estimate(ctx, learner, th, j)
+		o, ok := c.estimate(wctx, learner, th, j)
 		c.gate.release()
 		if !ok {
 			return

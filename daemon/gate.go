@@ -2,12 +2,13 @@ package daemon
 
 import "context"
 
-// gate bounds how many cameras estimate a window at once. A window's
-// estimate already spreads its heavy loops over every core (internal/par),
-// so more estimates at once than cores buy no throughput: they only hold
-// more windows' working sets (normalised copies, features, a cold start's
-// matrices) in memory together, which is what set the peak resident set
-// of four cameras on two cores. A nil gate lets everything through.
+// gate bounds how many cameras estimate a window at once: as many as
+// there are cores. A window's estimate keeps one core busy
+// (estimator.workers: 1) or spreads over several, so more estimates at
+// once than cores buy no throughput: they only hold more windows' working
+// sets (normalised copies, features, a cold start's matrices) in memory
+// together, which is what set the peak resident set of four cameras on
+// two cores. A nil gate lets everything through.
 type gate chan struct{}
 
 // newGate returns a gate of n slots (n ≥ 1).

@@ -79,9 +79,10 @@ const bootstrapResamples = 200
 // case of f; f replaces it.)
 //
 // The random stream is seeded by a hash of the residual, so the same
-// latents always give the same σ; the replicates are refitted in
-// parallel, each written to its own slot, so scheduling does not matter.
-func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*BootstrapSigma, error) {
+// latents always give the same σ; the replicates are refitted on up to
+// workers goroutines (par.For), each written to its own slot, so
+// scheduling does not matter.
+func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B, workers int) (*BootstrapSigma, error) {
 	resid := tf.Resid
 	lens := make([]int, len(resid))
 	var n int
@@ -122,7 +123,7 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B int) (*Boo
 	ok := make([]bool, B)
 	vIn := make([][2]float64, B)  // V(e*_s)
 	vOut := make([][2]float64, B) // V(r*_s)
-	par.For(B, func(s int) {
+	par.For(workers, B, func(s int) {
 		z := make([]float64, 0, n)
 		noise := make([]float64, 0, n)
 		for m, t := range lens {
@@ -474,8 +475,13 @@ func finite2(x [2]float64) bool {
 }
 
 // rangeWorkers is how many goroutines parallelRanges should use for n
-// items: one per core, at most one per item.
-func rangeWorkers(n int) int { return max(1, min(n, runtime.GOMAXPROCS(0))) }
+// items: limit (one per core if limit < 1), at most one per item.
+func rangeWorkers(limit, n int) int {
+	if limit < 1 {
+		limit = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(n, limit))
+}
 
 // parallelRanges calls fn(w, i) for i = 0 … n−1 on workers goroutines
 // (the caller's among them), w being the calling worker's index in

@@ -50,7 +50,7 @@ func TestBootstrapCoverage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bs, err := bootstrapTrajectory(tf, dt, SharedOffset, B)
+			bs, err := bootstrapTrajectory(tf, dt, SharedOffset, B, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,11 +83,11 @@ func TestBootstrapDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := bootstrapTrajectory(tf, 0.05, SharedOffset, 64)
+	a, err := bootstrapTrajectory(tf, 0.05, SharedOffset, 64, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bootstrapTrajectory(tf, 0.05, SharedOffset, 64)
+	b, err := bootstrapTrajectory(tf, 0.05, SharedOffset, 64, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func BenchmarkBootstrapTrajectory(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := bootstrapTrajectory(tf, dt, SharedOffset, bootstrapResamples); err != nil {
+		if _, err := bootstrapTrajectory(tf, dt, SharedOffset, bootstrapResamples, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -78,8 +78,8 @@ func (e *LowRank) spatialBasis(frames [][]float64, w, h int) (int, error) {
 					row[y*w+i] = cx[p][i] * cy[q][y]
 				}
 			}
-			// The frames' features on both cores, summed in frame order.
-			par.For(n, func(r int) {
+			// The frames' features on e.workers goroutines, each its own.
+			par.For(e.workers, n, func(r int) {
 				var f float64
 				for j, v := range x[r*e.P : (r+1)*e.P] {
 					f += v * row[j]
@@ -138,16 +138,16 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 		}
 		n = m
 	}
-	// Every loop below runs on both cores over rows, frames or features
-	// whose sums do not depend on one another, each in the order one core
-	// would take: the result is the same to the bit.
+	// Every loop below runs on e.workers goroutines over rows, frames or
+	// features whose sums do not depend on one another, each in the order
+	// one goroutine would take: the result is the same to the bit.
 	norms := make([]float64, kept)
 	for j := range kept {
 		for _, v := range wd[j*e.P : (j+1)*e.P] {
 			norms[j] += v * v
 		}
 	}
-	par.For(n, func(r int) {
+	par.For(e.workers, n, func(r int) {
 		xr := res[r*e.P : (r+1)*e.P]
 		for j := range kept {
 			row := wd[j*e.P : (j+1)*e.P]
@@ -163,7 +163,7 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 	// G = R Rᵀ, upper triangle: G_ij = r_i·r_j as Dsyrk sums it
 	// (f64.DotUnitary, which floats.Dot calls).
 	g := make([]float64, n*n)
-	par.For(n, func(i int) {
+	par.For(e.workers, n, func(i int) {
 		ri := res[i*e.P : (i+1)*e.P]
 		for j := i; j < n; j++ {
 			g[i*n+j] = floats.Dot(ri, res[j*e.P:(j+1)*e.P])
@@ -183,7 +183,7 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 		}
 		cols = append(cols, c)
 	}
-	par.For(len(cols), func(i int) {
+	par.For(e.workers, len(cols), func(i int) {
 		c := cols[i]
 		// Pixel direction Rᵀv/‖Rᵀv‖; its feature then has variance λ/n,
 		// so dividing by √(λ/n) gives unit variance like the cosine modes.
@@ -211,13 +211,14 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 //	for fixed γ:  min_u uᵀA(γ)u / uᵀBu   (a generalised eigenproblem),
 //	for fixed u:  γ = least squares        (FitODE),
 //
-// alternated from a grid of starting frequencies and damping ratios; the
+// alternated from a grid of starting frequencies and damping ratios (the
+// starts refined on up to workers goroutines, par.For); the
 // start with the smallest normalised residual wins, and refineTrajectory
 // then moves it to the output-error optimum of its basin. A(γ) = MᵀM/N with
 // M the stacked stencil residual rows of the features (intercept projected
 // out), B the mean per-clip covariance of the features. feats[m] is clip m's
 // T_m×K feature matrix, row-major.
-func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]float64, error) {
+func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset, workers int) ([]float64, error) {
 	B := featureCovariance(feats, k)
 	wt, err := whitener(B)
 	if err != nil {
@@ -235,8 +236,9 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 	// Frequencies from half a cycle per window up to 8 samples a period:
 	// beyond that neither the stencil nor a camera resolves the motion.
 	wLo, wHi := 2*math.Pi/span*0.5, MaxOmega(dt)
-	// The starts are independent: refined one per core, then taken in
-	// grid order, so the winner is the one a serial loop would keep.
+	// The starts are independent: refined on up to workers goroutines,
+	// then taken in grid order, so the winner is the one a serial loop
+	// would keep.
 	gram := newStencilGram(feats, k, off)
 	const nw = 10
 	zetas := []float64{0.05, 0.7, 1.5}
@@ -245,7 +247,7 @@ func solveReadout(feats [][]float64, k int, dt, tau float64, off Offset) ([]floa
 		score, g0 float64
 	}
 	starts := make([]start, nw*len(zetas))
-	par.For(len(starts), func(i int) {
+	par.For(workers, len(starts), func(i int) {
 		iw, zeta := i/len(zetas), zetas[i%len(zetas)]
 		omega := wLo * math.Pow(wHi/wLo, float64(iw)/float64(nw-1))
 		s := &starts[i]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/internal/par"
 )
 
 // Options controls one Fit.
@@ -168,6 +169,9 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	// (nil: compute them); h0 those W started training from.
 	var h, h0 []float64
 	lr, _ := net.(*LowRank)
+	if lr != nil {
+		lr.workers = par.Workers(ctx)
+	}
 	encode := func() ([]float64, error) {
 		if h != nil {
 			z, _ := lr.head(h, len(all))
@@ -440,7 +444,7 @@ func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, boun
 	for m := range clips {
 		feats[m] = compact(h[bounds[m]*e.K:bounds[m+1]*e.K], e.K, k)
 	}
-	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Offset)
+	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Offset, e.workers)
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func jackknifeReadout(e *LowRank, h []float64, lens []int, dt float64, p Preset,
 	}
 	reps := make([][2]float64, len(groups))
 	ok := make([]bool, len(groups))
-	par.For(len(groups), func(g int) {
+	par.For(e.workers, len(groups), func(g int) {
 		var feats [][]float64
 		start := 0
 		for m, l := range lens {

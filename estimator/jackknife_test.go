@@ -3,11 +3,16 @@ package estimator
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/physd/physd/internal/par"
 )
 
 // On a real Fit of a sim clip the reported σ is the bootstrap's plus the
-// jackknife's, both finite and positive, and the same on a second run.
+// jackknife's, both finite and positive, and the same on a second run —
+// which runs every loop on one goroutine (par.WithWorkers) where the
+// first used one per core.
 func TestFitUncertaintyDeterministic(t *testing.T) {
 	clips := []Clip{pendulumClip(t, 50, 1.5*math.Pi)}
 	p, err := LookupPreset(DefaultPreset)
@@ -15,8 +20,8 @@ func TestFitUncertaintyDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs []*Result
-	for range 2 {
-		r, err := Fit(context.Background(), clips, Options{Preset: p, Seed: 1})
+	for _, ctx := range []context.Context{context.Background(), par.WithWorkers(context.Background(), 1)} {
+		r, err := Fit(ctx, clips, Options{Preset: p, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,6 +57,9 @@ func TestFitUncertaintyDeterministic(t *testing.T) {
 	s := runs[1].Uncertainty
 	if *s.Jackknife != *jk || *s.Bootstrap != *bs || runs[1].Cov != r.Cov {
 		t.Errorf("second run differs:\n%+v %+v\n%+v %+v", *jk, *bs, *s.Jackknife, *s.Bootstrap)
+	}
+	if runs[1].Gamma0 != r.Gamma0 || runs[1].Gamma1 != r.Gamma1 || !slices.Equal(runs[1].Latents[0], r.Latents[0]) {
+		t.Errorf("one worker: γ (%v, %v), want (%v, %v), or the latent differs", runs[1].Gamma1, runs[1].Gamma0, r.Gamma1, r.Gamma0)
 	}
 }
 

@@ -27,6 +27,9 @@ type LowRank struct {
 	Mean             []float64
 	W, U, A, C, V, B *nn.Param
 	cache            *featureCache // nil unless EnableFeatureCache
+	// workers is how many goroutines the encoder's loops over frames and
+	// pixels use (< 1: one per core); Fit sets it from its context.
+	workers int
 }
 
 // NewLowRank returns an encoder for frames of p pixels with k features and
@@ -142,14 +145,14 @@ func (e *LowRank) features(frames [][]float64) []float64 {
 // DotUnitary per entry, added to a zeroed C), so the features are bitwise
 // those of before. The latent's bits matter beyond the estimate: the
 // bootstrap's random stream is seeded by the residual's bits. Blocks of
-// frames are spread over the cores; each entry is computed by exactly one
-// worker, so the split does not change the result.
+// frames are spread over e.workers goroutines; each entry is computed by
+// exactly one worker, so the split does not change the result.
 func (e *LowRank) computeFeatures(frames [][]float64) []float64 {
 	n := len(frames)
 	h := make([]float64, n*e.K)
 	wd := data(e.W)
 	blocks := (n + featureBlock - 1) / featureBlock
-	workers := rangeWorkers(blocks)
+	workers := rangeWorkers(e.workers, blocks)
 	bufs := make([][]float64, workers)
 	parallelRanges(blocks, workers, func(w, b int) {
 		if bufs[w] == nil {
@@ -277,13 +280,14 @@ func (e *LowRank) backward(ps *lowRankPass, dz []float64) {
 // gonum's Gemm(Trans, NoTrans) did here block by block before (one
 // AxpyUnitary per frame and feature), so the gradient is bitwise that of
 // before (see features). The order of frames within one entry is all that
-// fixes its bits, so the pixel columns are split over the cores: a worker
-// owns gradChunk columns of every row of dW, centres each frame's slice
-// of them once and adds it to the K rows, which stay in cache.
+// fixes its bits, so the pixel columns are split over e.workers
+// goroutines: a worker owns gradChunk columns of every row of dW, centres
+// each frame's slice of them once and adds it to the K rows, which stay
+// in cache.
 func (e *LowRank) accumulateWGrad(frames [][]float64, dh []float64) {
 	dW := gdata(e.W)
 	chunks := (e.P + gradChunk - 1) / gradChunk
-	workers := rangeWorkers(chunks)
+	workers := rangeWorkers(e.workers, chunks)
 	bufs := make([][]float64, workers)
 	parallelRanges(chunks, workers, func(w, c int) {
 		if bufs[w] == nil {

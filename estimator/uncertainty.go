@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/physd/physd/internal/par"
 )
 
 // Uncertainty says what the reported σ of (γ1, γ0) is made of.
@@ -55,7 +57,7 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	bs, err := bootstrapTrajectory(r.Trajectory, r.Dt, p.Loss.Offset, bootstrapResamples)
+	bs, err := bootstrapTrajectory(r.Trajectory, r.Dt, p.Loss.Offset, bootstrapResamples, par.Workers(ctx))
 	if err != nil {
 		u.Note = err.Error()
 		return nil

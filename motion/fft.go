@@ -20,17 +20,12 @@ import (
 type plan2 struct {
 	w, h, hw int
 	row      *fourier.FFT
-	col      *fourier.CmplxFFT
-	line     []float64    // one row of samples
-	half     []complex128 // one row's hw coefficients
-	a, b     []complex128 // one column
+	cols     *colFFT // the h-point transforms of the hw columns
 }
 
 func newPlan2(w, h int) *plan2 {
 	hw := w/2 + 1
-	return &plan2{w: w, h: h, hw: hw, row: fourier.NewFFT(w), col: fourier.NewCmplxFFT(h),
-		line: make([]float64, w), half: make([]complex128, hw),
-		a: make([]complex128, h), b: make([]complex128, h)}
+	return &plan2{w: w, h: h, hw: hw, row: fourier.NewFFT(w), cols: newColFFT(h, hw)}
 }
 
 // halfLen is the length of a half spectrum.
@@ -56,20 +51,7 @@ func (p *plan2) inverse(dst []float64, x []complex128) {
 }
 
 // columns transforms each of the half spectrum's hw columns in place
-// (inverse: unnormalised).
+// (inverse: unnormalised), all at once (colFFT).
 func (p *plan2) columns(x []complex128, inverse bool) {
-	hw, a, b := p.hw, p.a, p.b
-	for u := range hw {
-		for y := range p.h {
-			a[y] = x[y*hw+u]
-		}
-		if inverse {
-			p.col.Sequence(b, a)
-		} else {
-			p.col.Coefficients(b, a)
-		}
-		for y := range p.h {
-			x[y*hw+u] = b[y]
-		}
-	}
+	p.cols.transform(x, inverse)
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/physd/physd/internal/par"
 	"github.com/physd/physd/internal/symeig"
 )
 
@@ -211,7 +211,7 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		}
 	}
 	n := len(frames)
-	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	workers := max(1, min(par.Workers(ctx), n))
 	regs := make([]*registrar, workers)
 	for i := range regs {
 		regs[i] = newRegistrar(w, h)
@@ -343,26 +343,30 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	return solve(frames, w, h, pairs, start, opt), nil
 }
 
-// parallel calls fn(worker, i) for i in [0, n) on workers goroutines, each
-// i once; worker numbers a goroutine (for its own scratch space). The
-// results do not depend on the scheduling as long as fn writes only to
-// its i's slots.
+// parallel calls fn(worker, i) for i in [0, n) on workers goroutines (the
+// caller's is worker 0), each i once; worker numbers a goroutine (for its
+// own scratch space). The results do not depend on the scheduling as long
+// as fn writes only to its i's slots.
 func parallel(ctx context.Context, workers, n int, fn func(worker, i int)) error {
 	var next atomic.Int64
+	work := func(wk int) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n || ctx.Err() != nil {
+				return
+			}
+			fn(wk, i)
+		}
+	}
 	var wg sync.WaitGroup
-	for wk := range workers {
+	for wk := 1; wk < workers; wk++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				fn(wk, i)
-			}
+			work(wk)
 		}()
 	}
+	work(0)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("motion: %w", err)

@@ -6,8 +6,10 @@ import (
 	"image"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
+	"github.com/physd/physd/internal/par"
 	"github.com/physd/physd/sim"
 )
 
@@ -210,5 +212,26 @@ func BenchmarkMeasureWindow(b *testing.B) {
 		if _, err := Measure(context.Background(), [][][]float64{frames}, 64, 64, Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The number of goroutines (par.WithWorkers) does not change a track.
+func TestMeasureWorkers(t *testing.T) {
+	frames := pendulum(t, sim.Nuisance{Kind: sim.NuisanceJitter, Level: 2}, 2)
+	var tracks []*Track
+	for _, n := range []int{1, 2, 3} {
+		tr, err := Measure(par.WithWorkers(context.Background(), n), [][][]float64{frames}, 64, 64, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tracks = append(tracks, tr)
+	}
+	for i, tr := range tracks[1:] {
+		if !reflect.DeepEqual(tr, tracks[0]) {
+			t.Errorf("%d workers: the track differs from one worker's", i+2)
+		}
+	}
+	if !tracks[0].Detected {
+		t.Error("the jitter was not detected: the test compares nothing")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/internal/par"
 )
 
 // streamWindows cuts a 300-frame stream of a damped disc into 121-frame
@@ -110,5 +111,24 @@ func TestFollowMatchIgnoresGain(t *testing.T) {
 	}
 	if _, err := Follow(ctx, clips, Options{Stream: Stream{match: raw[:0]}}); err == nil {
 		t.Error("frames to match of another shape were accepted")
+	}
+}
+
+// One goroutine (par.WithWorkers), following a frame's seeds only when no
+// path has them yet, finds the paths several find following them all at
+// once; the disc and its passer-by give several seeds a frame.
+func TestFollowWorkers(t *testing.T) {
+	frames, _ := streamWindows()
+	clips := []estimator.Clip{{W: 60, H: 60, Frames: frames[120:241], Dt: 1.0 / 30}}
+	var got [][]Path
+	for _, n := range []int{3, 1} {
+		paths, err := Follow(par.WithWorkers(context.Background(), n), clips, Options{Objects: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, paths)
+	}
+	if len(got[0]) == 0 || !reflect.DeepEqual(got[0], got[1]) {
+		t.Errorf("three workers: %d paths; one: %d, or they differ", len(got[0]), len(got[1]))
 	}
 }

@@ -251,6 +251,7 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 	if len(clips) == 0 || len(clips[0].Frames) == 0 {
 		return nil, fmt.Errorf("tracker: no frames: %w", ErrNoObject)
 	}
+	workers := par.Workers(ctx)
 	w, h := clips[0].W, clips[0].H
 	for m, c := range clips {
 		if c.W != w || c.H != h || len(c.Frames) == 0 {
@@ -309,11 +310,12 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		// The seeds of one frame are followed at once, one per core, and
-		// their paths then taken in seed order exactly as one after the
-		// other: a seed a path of this frame turns out to follow is
-		// dropped unseen. Seeds of one frame are distinct objects, so
-		// little is followed in vain.
+		// With several workers (par.Workers) the seeds of one frame are
+		// followed at once and their paths then taken in seed order
+		// exactly as one after the other: a seed a path of this frame
+		// turns out to follow is dropped unseen (seeds of one frame are
+		// distinct objects, so little is followed in vain). With one, a
+		// seed is followed only when its turn comes and no path has it.
 		var todo []seed
 		for _, s := range ss {
 			if !followed(paths, s.box, k) {
@@ -322,10 +324,16 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		}
 		res := make([]Path, len(todo))
 		errs := make([]error, len(todo))
-		par.For(len(todo), func(i int) { res[i], errs[i] = follow(match, ids, todo[i], k, opt) })
+		ahead := workers > 1 && len(todo) > 1
+		if ahead {
+			par.For(workers, len(todo), func(i int) { res[i], errs[i] = follow(match, ids, todo[i], k, opt) })
+		}
 		for i, s := range todo {
 			if followed(paths, s.box, k) {
 				continue
+			}
+			if !ahead {
+				res[i], errs[i] = follow(match, ids, s, k, opt)
 			}
 			if errs[i] != nil {
 				firstErr = cmpErr(firstErr, errs[i])

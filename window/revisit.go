@@ -3,8 +3,6 @@ package window
 import (
 	"math"
 	"sort"
-
-	"github.com/physd/physd/internal/par"
 )
 
 // Revisit measures whether the latent's level revisits are revisits of the
@@ -106,14 +104,14 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 	if !(ref > 0) {
 		return r
 	}
-	// The levels are independent: they are scored on all cores, each
-	// into its own slot, and gathered in level order.
+	// The levels are scored on the caller's goroutine: the whole test
+	// takes well under a millisecond a window, less than handing half of
+	// it to another core costs (internal/par).
 	level := make([]float64, maxLevels)
 	scored := make([]bool, maxLevels)
-	par.For(maxLevels, func(i int) {
-		cr := crossings[i]
+	for i, cr := range crossings {
 		if len(cr) < 2 {
-			return
+			continue
 		}
 		imgs := make([][]float64, len(cr))
 		step := make([]float64, len(cr))
@@ -132,7 +130,7 @@ func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Re
 			}
 		}
 		level[i], scored[i] = worst, true
-	})
+	}
 	var scores []float64
 	for i, ok := range scored {
 		if ok {

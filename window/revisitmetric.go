@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/physd/physd/internal/order"
-	"github.com/physd/physd/internal/par"
 )
 
 // revisitMetric compares a window's frames where its latent lives.
@@ -105,22 +104,15 @@ func newRevisitMetric(z [][]float64, frames [][][]float64) *revisitMetric {
 // (need[m][k]) and normalises them: the revisit test reads the frames
 // at the levels' crossings, a fraction of the window, and a map and a
 // normalised copy of every frame were most of its time and memory.
-// Each frame's map is its own fit: the frames are spread over the cores.
 func (met *revisitMetric) normaliseFrames(need [][]bool) {
-	type at struct{ m, k int }
-	var all []at
 	for m, nm := range need {
 		for k, ok := range nm {
 			if ok {
-				all = append(all, at{m, k})
+				met.gain[m][k], met.offset[m][k] = met.exposure(met.frames[m][k])
+				met.norm[m][k] = met.normalise(m, k)
 			}
 		}
 	}
-	par.For(len(all), func(i int) {
-		m, k := all[i].m, all[i].k
-		met.gain[m][k], met.offset[m][k] = met.exposure(met.frames[m][k])
-		met.norm[m][k] = met.normalise(m, k)
-	})
 }
 
 // exposure fits f_p ≈ a·μ_p + b on the background pixels, robustly.

@@ -1,17 +1,45 @@
-// Package par runs the independent items of a loop on every core.
+// Package par runs the independent items of a loop on several goroutines.
+//
+// How many is the caller's to say: a command fitting one clip wants every
+// core, while the daemon, whose cameras already keep the cores busy side
+// by side, runs each window's loops on the camera's own goroutine
+// (WithWorkers(ctx, 1)). Every loop here writes each item's result to its
+// own slot, so the number of goroutines never changes a result.
 package par
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
-// For calls fn(0) … fn(n−1) on one goroutine per core, the caller's among
-// them, and returns when every call has. Items are taken in turn from a
-// shared counter, so a core that other processes slow down takes fewer.
-// fn must write only to item i's results.
-func For(n int, fn func(i int)) {
+// workersKey is the context key of WithWorkers's limit.
+type workersKey struct{}
+
+// WithWorkers returns a copy of ctx under which parallel loops use at most
+// n goroutines (n < 1 counts as 1).
+func WithWorkers(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, workersKey{}, max(1, n))
+}
+
+// Workers is how many goroutines a parallel loop under ctx may use: the
+// limit WithWorkers set, else one per core (GOMAXPROCS).
+func Workers(ctx context.Context) int {
+	if n, ok := ctx.Value(workersKey{}).(int); ok {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// For calls fn(0) … fn(n−1) on up to workers goroutines (one per core if
+// workers < 1), the caller's among them, and returns when every call has.
+// Items are taken in turn from a shared counter, so a core that other
+// processes slow down takes fewer. fn must write only to item i's results.
+func For(workers, n int, fn func(i int)) {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	var next atomic.Int64
 	work := func() {
 		for {
@@ -23,7 +51,7 @@ func For(n int, fn func(i int)) {
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) - 1 {
+	for range min(n, workers) - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
