@@ -34,8 +34,10 @@ type fftPass struct {
 	// fwd and inv hold ω_l^{jk} for j < m, k < p at j·p + k (the
 	// twiddles), with the forward and the inverse sign.
 	fwd, inv []complex128
-	// dftF and dftI hold ω_p^t, t < p, for a direct p-point sum.
-	dftF, dftI []complex128
+	// cos and sin hold cos 2πt/p and sin 2πt/p, t < p, and a holds one
+	// element's p inputs, for a direct p-point sum.
+	cos, sin []float64
+	a        []complex128
 }
 
 // newColFFT returns the n-point transform of b columns (n, b ≥ 1).
@@ -51,9 +53,9 @@ func newColFFT(n, b int) *colFFT {
 			}
 		}
 		if p > 5 {
-			ps.dftF, ps.dftI = make([]complex128, p), make([]complex128, p)
+			ps.cos, ps.sin, ps.a = make([]float64, p), make([]float64, p), make([]complex128, p)
 			for t := range p {
-				ps.dftF[t], ps.dftI[t] = unitRoot(t, p)
+				ps.sin[t], ps.cos[t] = math.Sincos(2 * math.Pi * float64(t) / float64(p))
 			}
 		}
 		f.passes = append(f.passes, ps)
@@ -124,21 +126,7 @@ func (ps *fftPass) run(out, in []complex128, b int, inverse bool) {
 		case 5:
 			radix5(out[5*j*sb:(5*j+5)*sb], in, j, m, sb, w, inverse)
 		default:
-			dft := ps.dftF
-			if inverse {
-				dft = ps.dftI
-			}
-			for k := range p {
-				y := blk(out, p*j+k)
-				clear(y)
-				for r := range p {
-					c := dft[r*k%p]
-					for i, a := range blk(in, j+r*m) {
-						y[i] += a * c
-					}
-				}
-				twiddle(y, w, k)
-			}
+			ps.radixOdd(out[p*j*sb:(p*j+p)*sb], in, j, sb, w, inverse)
 		}
 	}
 }
@@ -261,5 +249,43 @@ func radix5(y, in []complex128, j, m, sb int, w []complex128, inverse bool) {
 		} else {
 			y1[i], y2[i], y3[i], y4[i] = (b1+d1)*w[1], (b2+d2)*w[2], (b2-d2)*w[3], (b1-d1)*w[4]
 		}
+	}
+}
+
+// radixOdd is the direct p-point butterfly for an odd p into the p
+// consecutive runs of y, reading element indices j + r·m (runs of sb) of
+// in. The inputs pair up, s_r = a_r + a_{p−r} and d_r = a_r − a_{p−r}
+// (r = 1 … (p−1)/2), so that each output pair costs real multiples only:
+//
+//	y_0 = a_0 + Σ s_r,
+//	y_k, y_{p−k} = a_0 + Σ_r cos(2πrk/p)·s_r ± ω·Σ_r sin(2πrk/p)·d_r,  ω = ∓i,
+//
+// then y_k times w[k] (w nil: unit twiddles).
+func (ps *fftPass) radixOdd(y, in []complex128, j, sb int, w []complex128, inverse bool) {
+	p, m, a := ps.p, ps.m, ps.a
+	half := (p - 1) / 2
+	for i := range sb {
+		for r := range p {
+			a[r] = in[(j+r*m)*sb+i]
+		}
+		y0 := a[0]
+		for r := 1; r <= half; r++ {
+			a[r], a[p-r] = a[r]+a[p-r], a[r]-a[p-r] // s_r, d_r
+			y0 += a[r]
+		}
+		y[i] = y0
+		for k := 1; k <= half; k++ {
+			re, im := a[0], complex128(0)
+			for r := 1; r <= half; r++ {
+				t := r * k % p
+				re += scale(ps.cos[t], a[r])
+				im += scale(ps.sin[t], a[p-r])
+			}
+			im = rotate(im, inverse)
+			y[k*sb+i], y[(p-k)*sb+i] = re+im, re-im
+		}
+	}
+	for k := 1; k < p; k++ {
+		twiddle(y[k*sb:(k+1)*sb], w, k)
 	}
 }

@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -11,7 +12,7 @@ import (
 // and the inverse against w·h times the input, on even and odd sizes.
 func TestPlan2(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, sz := range [][2]int{{8, 8}, {9, 7}, {209, 20}, {12, 33}} {
+	for _, sz := range [][2]int{{8, 8}, {9, 7}, {209, 20}, {104, 10}, {12, 33}, {26, 9}} {
 		w, h := sz[0], sz[1]
 		f := make([]float64, w*h)
 		for i := range f {
@@ -44,5 +45,32 @@ func TestPlan2(t *testing.T) {
 		if worst > 1e-12 {
 			t.Errorf("%d×%d: inverse(forward(f))/(w·h) differs from f by %.3g", w, h, worst)
 		}
+	}
+}
+
+// BenchmarkPlan2 times the forward and inverse 2-D transforms of the
+// daemon's half-size motion test of a 640×60 region (104×10) and of its
+// full size (209×20, an odd width: gonum's rows).
+func BenchmarkPlan2(b *testing.B) {
+	for _, sz := range [][2]int{{104, 10}, {209, 20}} {
+		w, h := sz[0], sz[1]
+		p := newPlan2(w, h)
+		rng := rand.New(rand.NewPCG(1, 2))
+		src := make([]float64, w*h)
+		for i := range src {
+			src[i] = rng.Float64()
+		}
+		spec, buf, dst := make([]complex128, p.halfLen()), make([]complex128, p.halfLen()), make([]float64, w*h)
+		b.Run(fmt.Sprintf("forward/%dx%d", w, h), func(b *testing.B) {
+			for b.Loop() {
+				p.forward(spec, src)
+			}
+		})
+		b.Run(fmt.Sprintf("inverse/%dx%d", w, h), func(b *testing.B) {
+			for b.Loop() {
+				copy(buf, spec)
+				p.inverse(dst, buf)
+			}
+		})
 	}
 }
