@@ -218,7 +218,7 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	}
 	// Each frame's descriptor (for finding revisits) and, where a pair
 	// must be registered afresh, its preparation. A Cache keeps the small
-	// descriptors and the pairs' results, not the preparations (40 bytes
+	// descriptors and the pairs' results, not the preparations (16 bytes
 	// a pixel): the frames it has seen are prepared again only when a new
 	// pair needs them.
 	prep := make([]prepared, n)

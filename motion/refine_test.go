@@ -29,7 +29,9 @@ func TestRefineMatchesReference(t *testing.T) {
 		}
 		pa, pb := r.prepare(a), r.prepare(b)
 		for _, d := range []Shift{{0, 0}, {2, 0}, {-3.4, 1.2}, {float64(w) / 3, -float64(h) / 4}, {-float64(w) / 2, float64(h) / 3}, {0.5, -0.5}} {
-			got, gr, gok := refineInto(make([]float64, w*h), &pa, &pb, w, h, d)
+			gx, gy := make([]float64, w*h), make([]float64, w*h)
+			gradientInto(gx, gy, pa.sm, w, h)
+			got, gr, gok := refineInto(make([]float64, w*h), gx, gy, &pa, &pb, w, h, d)
 			want, wr, wok := refineReference(&pa, &pb, w, h, d)
 			if got != want || gok != wok || (gr != wr && !(gr != gr && wr != wr)) {
 				t.Errorf("%d×%d from %v: refine %v %v %v, reference %v %v %v", w, h, d, got, gr, gok, want, wr, wok)
@@ -74,7 +76,7 @@ func refineReference(a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 				}
 				o := y*w + x
 				r := v - a.sm[o]
-				u, q := a.gx[o], a.gy[o]
+				u, q := referenceGradient(a.sm, w, h, x, y)
 				hxx += u * u
 				hxy += u * q
 				hyy += q * q
@@ -106,4 +108,12 @@ func refineReference(a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 		}
 	}
 	return d, resid, true
+}
+
+// referenceGradient is the central-difference gradient of the w×h image
+// f at (x, y), one-sided at the border, as first written.
+func referenceGradient(f []float64, w, h, x, y int) (gx, gy float64) {
+	x0, x1 := max(x-1, 0), min(x+1, w-1)
+	y0, y1 := max(y-1, 0), min(y+1, h-1)
+	return (f[y*w+x1] - f[y*w+x0]) / float64(x1-x0), (f[y1*w+x] - f[y0*w+x]) / float64(y1-y0)
 }

@@ -28,10 +28,13 @@ func (d Shift) Scale(sx, sy float64) Shift { return Shift{d.X * sx, d.Y * sy} }
 
 // prepared is what registration needs of one frame, computed once: its
 // tapered spectrum (a plan2 half spectrum) for the whole-pixel search and
-// its smoothed image and gradient for the fraction.
+// its smoothed image for the fraction. The smoothed image's gradient is
+// computed again for each registration (registrar.register): a window
+// holds a hundred or more frames prepared at once, and two more images a
+// frame were a third of a window's transient heap in the daemon.
 type prepared struct {
-	spec       []complex128
-	sm, gx, gy []float64
+	spec []complex128
+	sm   []float64
 }
 
 // registrar measures the translation between w×h frames: phase
@@ -46,15 +49,16 @@ type registrar struct {
 	buf  []complex128 // a half spectrum
 	tmp  []float64
 	corr []float64 // the phase correlation surface
-	// rows and stmp are refine's and smooth's working rows.
-	rows, stmp []float64
+	// rows and stmp are refine's and smooth's working rows; gx and gy
+	// the gradient of the frame registered against.
+	rows, stmp, gx, gy []float64
 }
 
 // newRegistrar returns a registrar for w×h frames.
 func newRegistrar(w, h int) *registrar {
 	plan := newPlan2(w, h)
 	r := &registrar{w: w, h: h, plan: plan, buf: make([]complex128, plan.halfLen()), tmp: make([]float64, w*h), corr: make([]float64, w*h),
-		rows: make([]float64, w*h), stmp: make([]float64, w*h)}
+		rows: make([]float64, w*h), stmp: make([]float64, w*h), gx: make([]float64, w*h), gy: make([]float64, w*h)}
 	r.win = make([]float64, w*h)
 	tx, ty := tukey(w), tukey(h)
 	for y := range h {
@@ -94,7 +98,6 @@ func (r *registrar) prepare(f []float64) prepared {
 	p := prepared{spec: make([]complex128, r.plan.halfLen())}
 	r.plan.forward(p.spec, r.tmp)
 	p.sm = smoothInto(r.stmp, f, r.w, r.h)
-	p.gx, p.gy = gradient(p.sm, r.w, r.h)
 	return p
 }
 
@@ -134,7 +137,8 @@ func (r *registrar) coarse(a, b *prepared) Shift {
 // register measures the translation d of frame b relative to frame a,
 // b(x) ≈ a(x − d), and the relative residual once aligned (see Register).
 func (r *registrar) register(a, b *prepared) (Shift, float64, bool) {
-	return refineInto(r.rows, a, b, r.w, r.h, r.coarse(a, b))
+	gradientInto(r.gx, r.gy, a.sm, r.w, r.h)
+	return refineInto(r.rows, r.gx, r.gy, a, b, r.w, r.h, r.coarse(a, b))
 }
 
 // Register measures the translation d of the w×h frame b relative to a,
@@ -185,9 +189,10 @@ func smoothInto(tmp, f []float64, w, h int) []float64 {
 // (Σ g gᵀ) δ = Σ g r and d ← d − δ. b is sampled by cubic convolution; as
 // d is the same for every pixel, so are the weights, and the sampling is
 // separable: along x into rows, then along y.
-// rows (w·h) is its working store: every entry it reads it has written
-// in the same iteration.
-func refineInto(rows []float64, a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
+// gx and gy are a's gradient (gradientInto of a.sm). rows (w·h) is its
+// working store: every entry it reads it has written in the same
+// iteration.
+func refineInto(rows, gx, gy []float64, a, b *prepared, w, h int, d Shift) (Shift, float64, bool) {
 	var resid float64
 	for it := 0; it < 20; it++ {
 		wx, ix := keysWeights(d.X)
@@ -246,7 +251,7 @@ func refineInto(rows []float64, a, b *prepared, w, h int, d Shift) (Shift, float
 				v += wy[3] * r3[x]
 				o := y*w + x
 				r := v - a.sm[o]
-				u, q := a.gx[o], a.gy[o]
+				u, q := gx[o], gy[o]
 				hxx += u * u
 				hxy += u * q
 				hyy += q * q
@@ -280,10 +285,9 @@ func refineInto(rows []float64, a, b *prepared, w, h int, d Shift) (Shift, float
 	return d, resid, true
 }
 
-// gradient returns the central-difference gradient of the w×h image f
-// (one-sided at the border).
-func gradient(f []float64, w, h int) (gx, gy []float64) {
-	gx, gy = make([]float64, w*h), make([]float64, w*h)
+// gradientInto sets gx and gy (w·h each) to the central-difference
+// gradient of the w×h image f (one-sided at the border).
+func gradientInto(gx, gy, f []float64, w, h int) {
 	for y := range h {
 		for x := range w {
 			x0, x1 := max(x-1, 0), min(x+1, w-1)
@@ -292,5 +296,4 @@ func gradient(f []float64, w, h int) (gx, gy []float64) {
 			gy[y*w+x] = (f[y1*w+x] - f[y0*w+x]) / float64(y1-y0)
 		}
 	}
-	return gx, gy
 }
