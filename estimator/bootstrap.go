@@ -8,8 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/physd/physd/internal/par"
 )
@@ -474,40 +472,11 @@ func finite2(x [2]float64) bool {
 	return !math.IsNaN(x[0]) && !math.IsInf(x[0], 0) && !math.IsNaN(x[1]) && !math.IsInf(x[1], 0)
 }
 
-// rangeWorkers is how many goroutines parallelRanges should use for n
+// rangeWorkers is how many goroutines par.ForWorker should use for n
 // items: limit (one per core if limit < 1), at most one per item.
 func rangeWorkers(limit, n int) int {
 	if limit < 1 {
 		limit = runtime.GOMAXPROCS(0)
 	}
 	return max(1, min(n, limit))
-}
-
-// parallelRanges calls fn(w, i) for i = 0 … n−1 on workers goroutines
-// (the caller's among them), w being the calling worker's index in
-// [0, workers) so that fn can keep scratch buffers per worker. Items are
-// taken in turn from a shared counter, so a core that other processes
-// slow down takes fewer. fn must write only to item i's results and its
-// own worker's scratch.
-func parallelRanges(n, workers int, fn func(w, i int)) {
-	var next atomic.Int64
-	work := func(w int) {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			fn(w, i)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(w)
-		}()
-	}
-	work(0)
-	wg.Wait()
 }

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/internal/par"
 )
 
 // LowRank is physd's default encoder, a two-layer network on pixels:
@@ -154,7 +155,7 @@ func (e *LowRank) computeFeatures(frames [][]float64) []float64 {
 	blocks := (n + featureBlock - 1) / featureBlock
 	workers := rangeWorkers(e.workers, blocks)
 	bufs := make([][]float64, workers)
-	parallelRanges(blocks, workers, func(w, b int) {
+	par.ForWorker(workers, blocks, func(w, b int) {
 		if bufs[w] == nil {
 			bufs[w] = make([]float64, min(featureBlock, n)*e.P)
 		}
@@ -289,7 +290,7 @@ func (e *LowRank) accumulateWGrad(frames [][]float64, dh []float64) {
 	chunks := (e.P + gradChunk - 1) / gradChunk
 	workers := rangeWorkers(e.workers, chunks)
 	bufs := make([][]float64, workers)
-	parallelRanges(chunks, workers, func(w, c int) {
+	par.ForWorker(workers, chunks, func(w, c int) {
 		if bufs[w] == nil {
 			bufs[w] = make([]float64, gradChunk)
 		}

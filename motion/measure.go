@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -343,31 +341,14 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	return solve(frames, w, h, pairs, start, opt), nil
 }
 
-// parallel calls fn(worker, i) for i in [0, n) on workers goroutines (the
-// caller's is worker 0), each i once; worker numbers a goroutine (for its
-// own scratch space). The results do not depend on the scheduling as long
-// as fn writes only to its i's slots.
+// parallel is par.ForWorker that stops taking items once ctx is done,
+// and then returns its error.
 func parallel(ctx context.Context, workers, n int, fn func(worker, i int)) error {
-	var next atomic.Int64
-	work := func(wk int) {
-		for {
-			i := int(next.Add(1) - 1)
-			if i >= n || ctx.Err() != nil {
-				return
-			}
-			fn(wk, i)
+	par.ForWorker(workers, n, func(w, i int) {
+		if ctx.Err() == nil {
+			fn(w, i)
 		}
-	}
-	var wg sync.WaitGroup
-	for wk := 1; wk < workers; wk++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(wk)
-		}()
-	}
-	work(0)
-	wg.Wait()
+	})
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("motion: %w", err)
 	}

@@ -37,27 +37,34 @@ func Workers(ctx context.Context) int {
 // Items are taken in turn from a shared counter, so a core that other
 // processes slow down takes fewer. fn must write only to item i's results.
 func For(workers, n int, fn func(i int)) {
+	ForWorker(workers, n, func(_, i int) { fn(i) })
+}
+
+// ForWorker is For with the worker's number w in [0, workers) passed to fn
+// (the caller's goroutine is worker 0), so that fn can keep scratch space
+// per worker.
+func ForWorker(workers, n int, fn func(w, i int)) {
 	if workers < 1 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	var next atomic.Int64
-	work := func() {
+	work := func(w int) {
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= n {
 				return
 			}
-			fn(i)
+			fn(w, i)
 		}
 	}
 	var wg sync.WaitGroup
-	for range min(n, workers) - 1 {
+	for w := 1; w < min(n, workers); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			work()
+			work(w)
 		}()
 	}
-	work()
+	work(0)
 	wg.Wait()
 }
