@@ -601,7 +601,15 @@ func ptr(v float64) *float64 { return &v }
 func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
 	d := Diagnostic{Schema: SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons, Encoder: info}
+		Reasons: reasons}
+	if info != nil {
+		// A copy: the diagnostic outlives the window (c.diag holds it
+		// until the next one), and a pointer into the caller's outcome
+		// would keep that window's Result — its exposure-normalised
+		// frames, 6 MB at 209×20 — alive for a hop.
+		enc := *info
+		d.Encoder = &enc
+	}
 	if j.single && verdict == string(window.Certified) {
 		d.Reasons = append(d.Reasons, "a single event is not published as an estimate: the multi-trajectory theorem needs three")
 	}
