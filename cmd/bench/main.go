@@ -39,6 +39,7 @@ func main() {
 	flag.StringVar(&ro.old, "real-old", "", "with -real: also measure this older physd binary, each run right before the new one's (same conditions, interleaved)")
 	flag.StringVar(&ro.cams, "real-cams", "1,2,4", "with -real: the camera counts, comma-separated")
 	flag.StringVar(&ro.scenes, "real-scenes", "certifiable,uncertifiable", "with -real: the scenes, comma-separated")
+	flag.IntVar(&ro.repeat, "real-repeat", 3, "with -real: runs of each one-camera configuration, whose line is then their median (more cameras run once)")
 	flag.StringVar(&ro.profile, "real-cpuprofile", "", "with -real: write each daemon run's CPU and heap profiles into this directory (physd run --cpuprofile, --memprofile)")
 	var po profileOptions
 	flag.StringVar(&po.video, "profile-video", "", "instead of the figures: read, fit and certify this video in-process and print each stage's wall time")

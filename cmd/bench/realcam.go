@@ -45,6 +45,10 @@ type realOptions struct {
 	cams    string // camera counts, comma-separated
 	scenes  string // scene names (realScene.key), comma-separated
 	profile string // a directory for each run's CPU and heap profiles ("": none)
+	// repeat is how many runs each one-camera configuration gets: the
+	// per-camera bound is read off them, near this host's run-to-run
+	// noise, so their line is a median. More cameras run once.
+	repeat int
 }
 
 // realBinary is a physd binary the bench measures, with its label.
@@ -114,32 +118,53 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 		// per camera says how many cameras the machine's cores carry.
 		var sustain *realRun
 		for _, n := range counts {
-			for _, b := range bins {
-				prof := ""
-				if ro.profile != "" {
-					prof = filepath.Join(ro.profile, fmt.Sprintf("%s-%s-%dcam.pprof", b.label, sc.key, n))
+			reps := 1
+			if n == 1 {
+				reps = max(1, ro.repeat)
+			}
+			runs := make([][]*realRun, len(bins)) // per binary, in run order
+			for rep := range reps {
+				for bi, b := range bins {
+					prof := ""
+					if ro.profile != "" {
+						prof = filepath.Join(ro.profile, fmt.Sprintf("%s-%s-%dcam-%d.pprof", b.label, sc.key, n, rep+1))
+					}
+					// Every run sees the clip from its start: with one
+					// publisher looping throughout, each run began at another
+					// point of the loop, and on the certifiable region the
+					// learner's cold starts (0.20 or 0.33 a window) followed
+					// the run's place in the order, not the binary.
+					stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
+					if err != nil {
+						return err
+					}
+					load := loadavg()
+					r, err := runRealDaemon(ctx, b.path, url, sc.roi, n, dur, prof)
+					stop()
+					if err != nil {
+						return fmt.Errorf("%s daemon with %d RTSP camera(s), %s: %w", b.label, n, sc.name, err)
+					}
+					label := sc.name
+					if len(bins) > 1 {
+						label = b.label + " physd, " + label
+					}
+					if reps > 1 {
+						label += fmt.Sprintf(" (run %d of %d, load %s)", rep+1, reps, load)
+					}
+					printRealRun(label, r)
+					runs[bi] = append(runs[bi], r)
+					if bi == len(bins)-1 && r.skipped == 0 && r.windows > 0 && (sustain == nil || r.cameras > sustain.cameras) {
+						sustain = r
+					}
 				}
-				// Every run sees the clip from its start: with one
-				// publisher looping throughout, each run began at another
-				// point of the loop, and on the certifiable region the
-				// learner's cold starts (0.20 or 0.33 a window) followed
-				// the run's place in the order, not the binary.
-				stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
-				if err != nil {
-					return err
-				}
-				r, err := runRealDaemon(ctx, b.path, url, sc.roi, n, dur, prof)
-				stop()
-				if err != nil {
-					return fmt.Errorf("%s daemon with %d RTSP camera(s), %s: %w", b.label, n, sc.name, err)
-				}
-				label := sc.name
-				if len(bins) > 1 {
-					label = b.label + " physd, " + label
-				}
-				printRealRun(label, r)
-				if b == bins[len(bins)-1] && r.skipped == 0 && r.windows > 0 && (sustain == nil || r.cameras > sustain.cameras) {
-					sustain = r
+			}
+			if reps > 1 {
+				for bi, b := range bins {
+					label := sc.name
+					if len(bins) > 1 {
+						label = b.label + " physd, " + label
+					}
+					printRealMedian(label, runs[bi])
 				}
 			}
 		}
@@ -179,6 +204,23 @@ func printRealRun(scene string, r *realRun) {
 	}
 	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%), %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
 		scene, r.cameras, 100*perCam, perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
+}
+
+// printRealMedian prints the median over runs of one configuration's CPU
+// per camera, beside each run's, and the runs' highest peak RSS and
+// skipped windows.
+func printRealMedian(scene string, runs []*realRun) {
+	pcts := make([]float64, len(runs))
+	var each []string
+	peak, skipped := 0.0, int64(0)
+	for i, r := range runs {
+		pcts[i] = 100 * r.cpu.Seconds() / r.wall.Seconds() / float64(r.cameras)
+		each = append(each, fmt.Sprintf("%.1f", pcts[i]))
+		peak = max(peak, r.rssMiB)
+		skipped += r.skipped
+	}
+	fmt.Printf("  %s, %d camera(s), median of %d runs: %.1f %% of one core per camera (target < 10 %%; runs %s %%), %d skipped, peak RSS at most %.1f MiB\n",
+		scene, runs[0].cameras, len(runs), median(pcts), strings.Join(each, " / "), skipped, peak)
 }
 
 // loadavg is /proc/loadavg's first three fields.
