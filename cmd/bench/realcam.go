@@ -114,6 +114,14 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 		if !want[sc.key] {
 			continue
 		}
+		// named labels a line with the scene, and the binary when two are
+		// compared.
+		named := func(b realBinary) string {
+			if len(bins) > 1 {
+				return b.label + " physd, " + sc.name
+			}
+			return sc.name
+		}
 		// sustain is the new binary's largest run without skips: its CPU
 		// per camera says how many cameras the machine's cores carry.
 		var sustain *realRun
@@ -144,10 +152,7 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 					if err != nil {
 						return fmt.Errorf("%s daemon with %d RTSP camera(s), %s: %w", b.label, n, sc.name, err)
 					}
-					label := sc.name
-					if len(bins) > 1 {
-						label = b.label + " physd, " + label
-					}
+					label := named(b)
 					if reps > 1 {
 						label += fmt.Sprintf(" (run %d of %d, load %s)", rep+1, reps, load)
 					}
@@ -160,11 +165,7 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 			}
 			if reps > 1 {
 				for bi, b := range bins {
-					label := sc.name
-					if len(bins) > 1 {
-						label = b.label + " physd, " + label
-					}
-					printRealMedian(label, runs[bi])
+					printRealMedian(named(b), runs[bi])
 				}
 			}
 		}
