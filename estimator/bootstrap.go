@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 
 	"github.com/physd/physd/internal/par"
@@ -470,13 +469,4 @@ func bootstrapCov(reps [][2]float64, ok []bool) ([2][2]float64, int, error) {
 
 func finite2(x [2]float64) bool {
 	return !math.IsNaN(x[0]) && !math.IsInf(x[0], 0) && !math.IsNaN(x[1]) && !math.IsInf(x[1], 0)
-}
-
-// rangeWorkers is how many goroutines par.ForWorker should use for n
-// items: limit (one per core if limit < 1), at most one per item.
-func rangeWorkers(limit, n int) int {
-	if limit < 1 {
-		limit = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(n, limit))
 }

@@ -153,7 +153,7 @@ func (e *LowRank) computeFeatures(frames [][]float64) []float64 {
 	h := make([]float64, n*e.K)
 	wd := data(e.W)
 	blocks := (n + featureBlock - 1) / featureBlock
-	workers := rangeWorkers(e.workers, blocks)
+	workers := par.Count(e.workers, blocks)
 	bufs := make([][]float64, workers)
 	par.ForWorker(workers, blocks, func(w, b int) {
 		if bufs[w] == nil {
@@ -288,7 +288,7 @@ func (e *LowRank) backward(ps *lowRankPass, dz []float64) {
 func (e *LowRank) accumulateWGrad(frames [][]float64, dh []float64) {
 	dW := gdata(e.W)
 	chunks := (e.P + gradChunk - 1) / gradChunk
-	workers := rangeWorkers(e.workers, chunks)
+	workers := par.Count(e.workers, chunks)
 	bufs := make([][]float64, workers)
 	par.ForWorker(workers, chunks, func(w, c int) {
 		if bufs[w] == nil {

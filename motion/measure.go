@@ -209,7 +209,7 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		}
 	}
 	n := len(frames)
-	workers := max(1, min(par.Workers(ctx), n))
+	workers := par.Count(par.Workers(ctx), n)
 	regs := make([]*registrar, workers)
 	for i := range regs {
 		regs[i] = newRegistrar(w, h)

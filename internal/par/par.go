@@ -44,9 +44,7 @@ func For(workers, n int, fn func(i int)) {
 // (the caller's goroutine is worker 0), so that fn can keep scratch space
 // per worker.
 func ForWorker(workers, n int, fn func(w, i int)) {
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers = Count(workers, n)
 	var next atomic.Int64
 	work := func(w int) {
 		for {
@@ -58,7 +56,7 @@ func ForWorker(workers, n int, fn func(w, i int)) {
 		}
 	}
 	var wg sync.WaitGroup
-	for w := 1; w < min(n, workers); w++ {
+	for w := 1; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -67,4 +65,15 @@ func ForWorker(workers, n int, fn func(w, i int)) {
 	}
 	work(0)
 	wg.Wait()
+}
+
+// Count is how many goroutines ForWorker runs for n items with workers
+// asked for: workers (one per core if workers < 1), at most one per item,
+// at least one. A caller keeping scratch space per worker sizes it by
+// Count.
+func Count(workers, n int) int {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(n, workers))
 }

@@ -3,6 +3,7 @@ package par
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -70,5 +71,26 @@ func TestWorkers(t *testing.T) {
 	inner := WithWorkers(WithWorkers(ctx, 1), 4)
 	if got := Workers(inner); got != 4 {
 		t.Fatalf("the innermost limit should hold: got %d", got)
+	}
+}
+
+// Count is the number of workers ForWorker hands out: the ask, capped by
+// the items, at least one, one per core for an ask below one.
+func TestCount(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	for _, c := range []struct{ workers, n, want int }{
+		{4, 10, 4}, {4, 2, 2}, {1, 10, 1}, {3, 0, 1}, {0, 1 << 20, procs}, {-1, 1, 1},
+	} {
+		if got := Count(c.workers, c.n); got != c.want {
+			t.Errorf("Count(%d, %d) = %d, want %d", c.workers, c.n, got, c.want)
+		}
+		seen := map[int]bool{}
+		var mu sync.Mutex
+		ForWorker(c.workers, c.n, func(w, _ int) { mu.Lock(); seen[w] = true; mu.Unlock() })
+		for w := range seen {
+			if w < 0 || w >= Count(c.workers, c.n) {
+				t.Errorf("ForWorker(%d, %d) ran worker %d, outside [0, %d)", c.workers, c.n, w, Count(c.workers, c.n))
+			}
+		}
 	}
 }
