@@ -155,9 +155,10 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 			for i, v := range row {
 				d += xr[i] * v
 			}
-			for i, v := range row {
-				xr[i] -= d / norms[j] * v
-			}
+			// xr −= (d/‖row‖²)·row, the quotient taken once (Go does not
+			// hoist it out of the loop) and the sum by gonum's kernel:
+			// the same products and differences, to the bit.
+			floats.AddScaled(xr, -(d / norms[j]), row)
 		}
 	})
 	// G = R Rᵀ, upper triangle: G_ij = r_i·r_j as Dsyrk sums it
@@ -191,9 +192,7 @@ func (e *LowRank) fillPrincipal(x []float64, n, kept, limit int) int {
 		clear(dst)
 		for r := range n {
 			if v := V.At(r, c); v != 0 {
-				for i, px := range res[r*e.P : (r+1)*e.P] {
-					dst[i] += v * px
-				}
+				floats.AddScaled(dst, v, res[r*e.P:(r+1)*e.P])
 			}
 		}
 		s := 1 / math.Sqrt(vals[c]) / math.Sqrt(vals[c]/float64(n))
