@@ -14,19 +14,21 @@ import (
 // the same frames of the stream (Stream), takes the objects the first
 // window to hold a frame found there, cuts the same templates and
 // follows them along the same predictions through the frames both
-// windows hold, so only the frames new to the window are searched (and
-// scanned again for an object lost: bestWhereMemo). An entry is keyed by
-// the template's pixels and mask, the frame's pixels (their address,
-// checked against their fingerprint as motion.Cache does: the key keeps
-// no frame alive) and the search's start and radius; a cached match is
-// bitwise the one searched afresh. Entries unused for cacheKeep Follow
+// windows hold, so only the frames new to the window are searched. It
+// also keeps the scores at the places a lost object was looked for, so
+// a scan again scores only places no window scanned (bestWhereMemo). An
+// entry is keyed by the template's pixels and mask, the frame's pixels
+// (their address, checked against their fingerprint as motion.Cache
+// does: the key keeps no frame alive) and, for a match, the search's
+// start and radius; what the cache returns is bitwise what a search
+// afresh finds. Entries unused for cacheKeep Follow
 // calls are dropped (recent.Map). Safe for concurrent use.
 type Cache struct {
 	mu      sync.Mutex
 	calls   uint64
 	matches recent.Map[matchKey, matchEntry]
 	seeded  recent.Map[seedKey, seedEntry]
-	founds  recent.Map[foundKey, foundEntry]
+	scans   recent.Map[scanKey, scanned]
 	// hits and misses count the matches looked up.
 	hits, misses int64
 }
@@ -60,18 +62,21 @@ type seedEntry struct {
 	kept bool
 }
 
-// foundKey is a re-acquisition scan of one frame: the template's best
-// match among the corners a set near (its hash, nearKey) allows.
-type foundKey struct {
+// scanKey is a template in one frame (w wide): the re-acquisition scans
+// of that frame (bestWhereMemo).
+type scanKey struct {
 	template uint64
 	frame    frameID
 	w        int
-	near     uint64
 }
 
-type foundEntry struct {
-	x, y int
-	s    float64
+// scanned is what a template's scans of a frame have scored: the match
+// s[j] at corner at[j] (y·nx + x, nx the corners in a row), at
+// ascending. Read-only once in the cache: a scan that scores more
+// corners puts a new one.
+type scanned struct {
+	at []int32
+	s  []float64
 }
 
 type matchEntry struct {
@@ -81,7 +86,7 @@ type matchEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{matches: recent.New[matchKey, matchEntry](), seeded: recent.New[seedKey, seedEntry](), founds: recent.New[foundKey, foundEntry]()}
+	return &Cache{matches: recent.New[matchKey, matchEntry](), seeded: recent.New[seedKey, seedEntry](), scans: recent.New[scanKey, scanned]()}
 }
 
 // begin starts a Follow call: entries unused for cacheKeep calls go.
@@ -91,19 +96,20 @@ func (c *Cache) begin() {
 	c.calls++
 	c.matches.Sweep(c.calls, cacheKeep)
 	c.seeded.Sweep(c.calls, cacheKeep)
-	c.founds.Sweep(c.calls, cacheKeep)
+	c.scans.Sweep(c.calls, cacheKeep)
 }
 
-func (c *Cache) found(k foundKey) (foundEntry, bool) {
+func (c *Cache) scanned(k scanKey) scanned {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.founds.Get(k, c.calls)
+	e, _ := c.scans.Get(k, c.calls)
+	return e
 }
 
-func (c *Cache) putFound(k foundKey, e foundEntry) {
+func (c *Cache) putScanned(k scanKey, e scanned) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.founds.Put(k, e, c.calls)
+	c.scans.Put(k, e, c.calls)
 }
 
 // seeds returns the objects found in a seed frame by an earlier window.
@@ -208,37 +214,86 @@ func (t *template) searchMemo(f []float64, i, w, h, x0, y0, r int) (Point, float
 	return q, s
 }
 
-// nearKey hashes the corners a re-acquisition scan may take: FNV-1a
-// over the flags packed 64 to a word, and their count.
-func nearKey(near []bool) uint64 {
-	h := uint64(14695981039346656037)
-	var word uint64
-	for i, b := range near {
-		if b {
-			word |= 1 << (i % 64)
-		}
-		if i%64 == 63 || i == len(near)-1 {
-			h = (h ^ word) * 1099511628211
-			word = 0
-		}
-	}
-	return (h ^ uint64(len(near))) * 1099511628211
-}
-
 // bestWhereMemo is bestWhere through the template's cache, when it has
-// one; nk is near's nearKey. A lost object is looked for in every frame
-// after the loss, and a window after this one, following the same
-// template along the same matches to the same loss, scans the same
-// frames with the same near set: those scans are kept.
-func (t *template) bestWhereMemo(f []float64, i, w int, near []bool, nk uint64) (int, int, float64) {
+// one. A lost object is looked for in every frame after the loss, among
+// the corners near the places it was followed through; a window after
+// this one scans the same frames again, with a set of corners that
+// differs by what the frames it gained and lost added to the path. The
+// score at a corner does not depend on the set, so the scores every scan
+// computed are kept and a scan computes only those of corners no scan of
+// the frame did. They are bestWhere's to the bit: the same running sums
+// (of the whole frame) and the same products; and the corners are
+// visited in bestWhere's order, so ties go the same way.
+//
+// corners lists the corners near sets, ascending (cornersOf): the scans
+// of one loss share the set, and reading a few dozen corners from a
+// list instead of a flag for each of thousands is most of what a scan
+// whose scores are all kept costs.
+func (t *template) bestWhereMemo(f []float64, i, w int, near []bool, corners []int32) (int, int, float64) {
 	if t.cache == nil {
 		return t.bestWhere(f, w, near)
 	}
-	k := foundKey{template: t.key, frame: t.ids[i], w: w, near: nk}
-	if e, ok := t.cache.found(k); ok {
-		return e.x, e.y, e.s
+	k := scanKey{template: t.key, frame: t.ids[i], w: w}
+	old := t.cache.scanned(k)
+	nx := w - t.w + 1
+	var add scanned
+	built := false
+	bx, by, best := 0, 0, math.Inf(-1)
+	j := 0
+	for _, c32 := range corners {
+		c := int(c32)
+		for j < len(old.at) && old.at[j] < c32 {
+			j++
+		}
+		var s float64
+		if j < len(old.at) && old.at[j] == c32 {
+			s = old.s[j]
+		} else {
+			if !built {
+				t.z.build(f, w, 0, 0, w, len(f)/w)
+				built = true
+			}
+			s = t.ncc(f, w, c%nx, c/nx)
+			add.at, add.s = append(add.at, c32), append(add.s, s)
+		}
+		if s > best {
+			bx, by, best = c%nx, c/nx, s
+		}
 	}
-	x, y, s := t.bestWhere(f, w, near)
-	t.cache.putFound(k, foundEntry{x: x, y: y, s: s})
-	return x, y, s
+	if len(add.at) > 0 {
+		t.cache.putScanned(k, old.merge(add))
+	}
+	return bx, by, best
+}
+
+// cornersOf lists the corners near sets, ascending; nil without a
+// cache, whose scans read near itself.
+func (t *template) cornersOf(near []bool) []int32 {
+	if t.cache == nil {
+		return nil
+	}
+	var cs []int32
+	for c, use := range near {
+		if use {
+			cs = append(cs, int32(c))
+		}
+	}
+	return cs
+}
+
+// merge returns the scores of a and b (disjoint corners) in one list.
+func (a scanned) merge(b scanned) scanned {
+	n := len(a.at) + len(b.at)
+	m := scanned{at: make([]int32, 0, n), s: make([]float64, 0, n)}
+	i, j := 0, 0
+	for i < len(a.at) || j < len(b.at) {
+		if j == len(b.at) || i < len(a.at) && a.at[i] < b.at[j] {
+			m.at, m.s = append(m.at, a.at[i]), append(m.s, a.s[i])
+			i++
+		} else {
+			m.at, m.s = append(m.at, b.at[j]), append(m.s, b.s[j])
+			j++
+		}
+	}
+	return m
 }

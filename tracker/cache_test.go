@@ -3,6 +3,7 @@ package tracker
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -62,8 +63,8 @@ func TestCacheMatchesSearch(t *testing.T) {
 		t.Errorf("%d matches from the cache, %d searched: the windows share most of their frames", c.hits, c.misses)
 	}
 	t.Logf("after the first window: %d matches from the cache, %d searched", c.hits, c.misses)
-	if reacquired < 2 || c.founds.Len() == 0 {
-		t.Errorf("the disc was found again after the passer-by in %d windows, %d scans kept", reacquired, c.founds.Len())
+	if reacquired < 2 || c.scans.Len() == 0 {
+		t.Errorf("the disc was found again after the passer-by in %d windows, %d scans kept", reacquired, c.scans.Len())
 	}
 }
 
@@ -130,5 +131,50 @@ func TestFollowWorkers(t *testing.T) {
 	}
 	if len(got[0]) == 0 || !reflect.DeepEqual(got[0], got[1]) {
 		t.Errorf("three workers: %d paths; one: %d, or they differ", len(got[0]), len(got[1]))
+	}
+}
+
+// A scan through the cache's scores gives bitwise bestWhere's answer for
+// every set of corners — sets that grow, shrink and move across the
+// frame — and scores each corner of a frame once.
+func TestBestWhereMemoMatchesScan(t *testing.T) {
+	const w, h = 40, 30
+	frames := scene(w, h, 4, 20, damped(6, 1.0/30, 15, 8, 0.3, 20), 0.02, 5)
+	tp := newTemplate(frames[0], w, Box{X: 16, Y: 10, W: 9, H: 9}, nil)
+	if tp == nil {
+		t.Fatal("flat template")
+	}
+	tp.cache, tp.key, tp.ids = NewCache(), templateKey(tp), frameIDs(frames)
+	nx, ny := w-tp.w+1, h-tp.h+1
+	rng := rand.New(rand.NewPCG(3, 4))
+	scored := make([]map[int]bool, len(frames))
+	for i := range scored {
+		scored[i] = map[int]bool{}
+	}
+	for q := range 60 {
+		near := make([]bool, nx*ny)
+		// A box of corners somewhere, or (every fifth) all of them.
+		x0, y0 := rng.IntN(nx), rng.IntN(ny)
+		x1, y1 := x0+1+rng.IntN(nx-x0), y0+1+rng.IntN(ny-y0)
+		for y := range ny {
+			for x := range nx {
+				near[y*nx+x] = q%5 == 4 || x >= x0 && x < x1 && y >= y0 && y < y1
+			}
+		}
+		i := rng.IntN(len(frames))
+		wx, wy, ws := tp.bestWhere(frames[i], w, near)
+		gx, gy, gs := tp.bestWhereMemo(frames[i], i, w, near, tp.cornersOf(near))
+		if gx != wx || gy != wy || math.Float64bits(gs) != math.Float64bits(ws) {
+			t.Fatalf("scan %d of frame %d: memo (%d, %d) %v, bestWhere (%d, %d) %v", q, i, gx, gy, gs, wx, wy, ws)
+		}
+		for c, u := range near {
+			if u {
+				scored[i][c] = true
+			}
+		}
+		e, _ := tp.cache.scans.Peek(scanKey{template: tp.key, frame: tp.ids[i], w: w})
+		if len(e.at) != len(scored[i]) {
+			t.Fatalf("scan %d of frame %d: %d corners kept, %d scanned", q, i, len(e.at), len(scored[i]))
+		}
 	}
 }

@@ -633,9 +633,9 @@ func (t *template) runs(frames [][]float64, w, h int, start Point, from int, min
 	// found looks for the object from frame i in direction step and
 	// returns where and in which frame it matches again.
 	found := func(i, step int) (Point, int) {
-		nk := nearKey(near)
+		corners := t.cornersOf(near)
 		for ; i >= 0 && i < len(frames); i += step {
-			if x, y, s := t.bestWhereMemo(frames[i], i, w, near, nk); s >= reacquireScore {
+			if x, y, s := t.bestWhereMemo(frames[i], i, w, near, corners); s >= reacquireScore {
 				return Point{float64(x), float64(y)}, i
 			}
 		}
