@@ -133,12 +133,15 @@ func bootstrapTrajectory(tf *TrajectoryFit, dt float64, off Offset, B, workers i
 				noise = append(noise, v)
 			}
 		}
-		x, err := trajectoryLM(z, lay, dt, theta, off)
+		// The refits sum fast (projector.fast): they do not seed anything.
+		x, err := trajectoryLM(z, lay, dt, theta, off, true)
 		if err != nil || !finite2(x) {
 			return
 		}
 		r := make([]float64, n)
-		if newProjector(lay, dt, off).residual(z, x[0], x[1], r) != nil {
+		pr := newProjector(lay, dt, off)
+		pr.fast = true
+		if pr.residual(z, x[0], x[1], r) != nil {
 			return
 		}
 		reps[s], ok[s] = x, true

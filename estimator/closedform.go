@@ -495,7 +495,7 @@ func refineTrajectory(feats [][]float64, k int, dt, tau float64, off Offset, wt 
 		for _, c := range z {
 			flat = append(flat, c...)
 		}
-		x, err := trajectoryLM(flat, seqLayout(lens), dt, [2]float64{g1, g0}, off)
+		x, err := trajectoryLM(flat, seqLayout(lens), dt, [2]float64{g1, g0}, off, false)
 		if err != nil || !(x[1] > 0) {
 			return u
 		}

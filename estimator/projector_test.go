@@ -8,7 +8,8 @@ import (
 
 // TestProjectorMatchesQR checks the projector's profiled residual against
 // a dense QR solve of the same trajectory design, for clips of their own
-// and for runs of one clip with gaps, under each offset.
+// and for runs of one clip with gaps, under each offset, summing as the
+// fits do and as the bootstrap's refits do (projector.fast).
 func TestProjectorMatchesQR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 17))
 	const dt = 1.0 / 30
@@ -34,17 +35,21 @@ func TestProjectorMatchesQR(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := make([]float64, len(z))
-				if err := newProjector(lay, dt, off).residual(z, g[0], g[1], got); err != nil {
-					t.Fatal(err)
-				}
-				var d, s float64
-				for i := range got {
-					d = math.Max(d, math.Abs(got[i]-want[i]))
-					s = math.Max(s, math.Abs(z[i]))
-				}
-				if d > 1e-10*s {
-					t.Errorf("%s, offset %v, γ = %v: residual differs from QR's by %.3g (scale %.3g)", name, off, g, d, s)
+				for _, fast := range []bool{false, true} {
+					got := make([]float64, len(z))
+					pr := newProjector(lay, dt, off)
+					pr.fast = fast
+					if err := pr.residual(z, g[0], g[1], got); err != nil {
+						t.Fatal(err)
+					}
+					var d, s float64
+					for i := range got {
+						d = math.Max(d, math.Abs(got[i]-want[i]))
+						s = math.Max(s, math.Abs(z[i]))
+					}
+					if d > 1e-10*s {
+						t.Errorf("%s, offset %v, γ = %v, fast %v: residual differs from QR's by %.3g (scale %.3g)", name, off, g, fast, d, s)
+					}
 				}
 			}
 		}
@@ -108,6 +113,32 @@ func TestProjectorJacobian(t *testing.T) {
 						t.Errorf("%s, offset %v, γ = %v: gradient in γ%d %.10g, differenced %.10g", name, off, g, 1-j, grad, gradFD)
 					}
 				}
+			}
+		}
+	}
+}
+
+// The bootstrap's refits (fast sums) find the fit's γ to the search's
+// tolerance: on a coloured-noise latent, from a start away from it, both
+// searches stop within 1e-7 of each other, relative.
+func TestTrajectoryLMFastMatches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const dt = 1.0 / 30
+	for trial := range 5 {
+		z := ar1Latent(t, rng, 0.2+0.1*float64(trial), 20+5*float64(trial), dt, 0.8, 0.05, 300)
+		lay := seqLayout([]int{len(z)})
+		start := [2]float64{0.5, 30}
+		want, err := trajectoryLM(z, lay, dt, start, SharedOffset, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := trajectoryLM(z, lay, dt, start, SharedOffset, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 2 {
+			if d := math.Abs(got[j] - want[j]); !(d <= 1e-7*math.Max(1, math.Abs(want[j]))) {
+				t.Errorf("trial %d: γ%d fast %.12g, exact %.12g", trial, 1-j, got[j], want[j])
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -202,7 +203,7 @@ func FitTrajectoryRuns(latents [][]float64, runs *Runs, dt, g1, g0 float64, off 
 	if len(z) < q+4 {
 		return nil, fmt.Errorf("fit trajectory: %d samples for %d parameters: %w", len(z), q+2, ErrDegenerate)
 	}
-	x, err := trajectoryLM(z, lay, dt, [2]float64{g1, g0}, off)
+	x, err := trajectoryLM(z, lay, dt, [2]float64{g1, g0}, off, false)
 	if err != nil {
 		return nil, err
 	}
@@ -212,15 +213,17 @@ func FitTrajectoryRuns(latents [][]float64, runs *Runs, dt, g1, g0 float64, off 
 // trajectoryLM is FitTrajectory's Levenberg–Marquardt search on (γ1, γ0)
 // from x over the stacked latents z (placed by lay), the initial states
 // and offsets projected out at every trial. It returns the minimiser,
-// without the covariance (the bootstrap refits only need γ).
-func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset) ([2]float64, error) {
+// without the covariance (the bootstrap refits only need γ). fast sums
+// in projector.fast's order.
+func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset, fast bool) ([2]float64, error) {
 	pr := newProjector(lay, dt, off)
+	pr.fast = fast
 	n := len(z)
 	r, nr, work := make([]float64, n), make([]float64, n), make([]float64, 2*n)
 	if err := pr.residual(z, x[0], x[1], r); err != nil {
 		return x, fmt.Errorf("fit trajectory: %w", err)
 	}
-	rss := sumSq(r)
+	rss := pr.sumSq(r)
 	lambda := 1e-3
 	jac := make([][2]float64, n)
 	for range 100 {
@@ -248,7 +251,7 @@ func trajectoryLM(z []float64, lay layout, dt float64, x [2]float64, off Offset)
 			step := [2]float64{-(cc*ga - b*gb) / det, -(aa*gb - b*ga) / det}
 			nx := [2]float64{x[0] + step[0], x[1] + step[1]}
 			if err := pr.residual(z, nx[0], nx[1], nr); err == nil {
-				if n := sumSq(nr); n < rss {
+				if n := pr.sumSq(nr); n < rss {
 					done := rss-n <= 1e-14*rss || math.Abs(step[0])+math.Abs(step[1]) <= 1e-12*(1+math.Abs(x[1]))
 					x, rss = nx, n
 					r, nr = nr, r
@@ -294,6 +297,14 @@ type projector struct {
 	beta   []float64 // β̂, jacobian's scratch
 	g1, g0 float64
 	phi    [2][2]float64
+
+	// fast sums each inner product in four interleaved parts and scales
+	// by a reciprocal instead of dividing each sample: about a fifth less
+	// time, the same results to rounding but not to the bit. Only the
+	// bootstrap's refits use it: the fit whose residual seeds the
+	// bootstrap's random stream (residualSeed) must give the same bits
+	// every time, its refits only the same γ* to the search's tolerance.
+	fast bool
 }
 
 func newProjector(lay layout, dt float64, off Offset) *projector {
@@ -361,7 +372,7 @@ func (p *projector) basis(g1, g0 float64) error {
 			return fmt.Errorf("trajectory design: column %d is empty: %w", c, ErrDegenerate)
 		}
 		v := p.cols[c*n : (c+1)*n]
-		norm0 := math.Sqrt(sumSq(v[p.lo[c]:p.hi[c]]))
+		norm0 := math.Sqrt(p.sumSq(v[p.lo[c]:p.hi[c]]))
 		for range 2 {
 			for d := range c {
 				lo, hi := max(p.lo[c], p.lo[d]), min(p.hi[c], p.hi[d])
@@ -369,15 +380,19 @@ func (p *projector) basis(g1, g0 float64) error {
 					continue // disjoint supports: already orthogonal
 				}
 				p.lo[c], p.hi[c] = min(p.lo[c], p.lo[d]), max(p.hi[c], p.hi[d])
-				p.r[d*q+c] += subtractProjection(v[p.lo[d]:p.hi[d]], p.cols[d*n+p.lo[d]:d*n+p.hi[d]])
+				p.r[d*q+c] += p.subtract(v[p.lo[d]:p.hi[d]], p.cols[d*n+p.lo[d]:d*n+p.hi[d]])
 			}
 		}
 		w := v[p.lo[c]:p.hi[c]]
-		norm := math.Sqrt(sumSq(w))
+		norm := math.Sqrt(p.sumSq(w))
 		if !(norm > 1e-15*norm0) {
 			return fmt.Errorf("trajectory design: %w", ErrDegenerate)
 		}
 		p.r[c*q+c] = norm
+		if p.fast {
+			floats.Scale(1/norm, w)
+			continue
+		}
 		for i := range w {
 			w[i] /= norm
 		}
@@ -405,7 +420,7 @@ func (p *projector) projectCoef(v, coef []float64) {
 	n := p.n
 	for range 2 {
 		for c := range p.q {
-			d := subtractProjection(v[p.lo[c]:p.hi[c]], p.cols[c*n+p.lo[c]:c*n+p.hi[c]])
+			d := p.subtract(v[p.lo[c]:p.hi[c]], p.cols[c*n+p.lo[c]:c*n+p.hi[c]])
 			if coef != nil {
 				coef[c] += d
 			}
@@ -493,6 +508,37 @@ func (p *projector) jacobian(jac [][2]float64, work []float64) error {
 		}
 	}
 	return nil
+}
+
+// sumSq is Σ r_i², in four interleaved parts when p.fast.
+func (p *projector) sumSq(r []float64) float64 {
+	if !p.fast {
+		return sumSq(r)
+	}
+	// Four sums at once: one chain of dependent additions waits on the
+	// adder's latency at every sample.
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(r); i += 4 {
+		s0 += r[i] * r[i]
+		s1 += r[i+1] * r[i+1]
+		s2 += r[i+2] * r[i+2]
+		s3 += r[i+3] * r[i+3]
+	}
+	for ; i < len(r); i++ {
+		s0 += r[i] * r[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// subtract is subtractProjection, uᵀv summed by floats.Dot when p.fast.
+func (p *projector) subtract(v, u []float64) float64 {
+	if !p.fast {
+		return subtractProjection(v, u)
+	}
+	d := floats.Dot(u, v[:len(u)])
+	floats.AddScaled(v[:len(u)], -d, u)
+	return d
 }
 
 // subtractProjection sets v ← v − (uᵀv) u for a unit vector u and
