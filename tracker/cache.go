@@ -21,8 +21,8 @@ import (
 // (their address, checked against their fingerprint as motion.Cache
 // does: the key keeps no frame alive) and, for a match, the search's
 // start and radius; what the cache returns is bitwise what a search
-// afresh finds. Entries unused for cacheKeep Follow
-// calls are dropped (recent.Map). Safe for concurrent use.
+// afresh finds. Entries unused for cacheKeep Follow calls are dropped
+// (recent.Map). Safe for concurrent use.
 type Cache struct {
 	mu      sync.Mutex
 	calls   uint64
