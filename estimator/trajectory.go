@@ -515,30 +515,39 @@ func (p *projector) sumSq(r []float64) float64 {
 	if !p.fast {
 		return sumSq(r)
 	}
-	// Four sums at once: one chain of dependent additions waits on the
-	// adder's latency at every sample.
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+3 < len(r); i += 4 {
-		s0 += r[i] * r[i]
-		s1 += r[i+1] * r[i+1]
-		s2 += r[i+2] * r[i+2]
-		s3 += r[i+3] * r[i+3]
-	}
-	for ; i < len(r); i++ {
-		s0 += r[i] * r[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return dot4(r, r)
 }
 
-// subtract is subtractProjection, uᵀv summed by floats.Dot when p.fast.
+// subtract is subtractProjection, uᵀv in four interleaved parts when
+// p.fast.
 func (p *projector) subtract(v, u []float64) float64 {
 	if !p.fast {
 		return subtractProjection(v, u)
 	}
-	d := floats.Dot(u, v[:len(u)])
-	floats.AddScaled(v[:len(u)], -d, u)
+	v = v[:len(u)]
+	d := dot4(u, v)
+	floats.AddScaled(v, -d, u)
 	return d
+}
+
+// dot4 is Σ a_i b_i (len(b) ≥ len(a)) summed in four interleaved parts:
+// one chain of dependent additions waits on the adder's latency at every
+// sample. In Go rather than floats.Dot, whose kernel is assembly on amd64
+// but one chain on arm64, the boards physd runs on.
+func dot4(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // subtractProjection sets v ← v − (uᵀv) u for a unit vector u and
