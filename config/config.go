@@ -366,6 +366,14 @@ type Certify struct {
 	// MinWidth is the least covered fraction of the latent's range, in
 	// (0, 1]; 0 keeps the certificate's default (0.05).
 	MinWidth float64 `yaml:"min_width"`
+	// MaxRelSigmaFn is the largest σ(f_n)/f_n a certified estimate may
+	// carry; 0 keeps the certificate's default (0.01).
+	MaxRelSigmaFn float64 `yaml:"max_rel_sigma_fn"`
+	// MaxRelSigmaZeta and SigmaZetaFloor bound σ(ζ) of a certified
+	// estimate to max(MaxRelSigmaZeta·ζ, SigmaZetaFloor); 0 keeps the
+	// certificate's defaults (0.3 and 0.005).
+	MaxRelSigmaZeta float64 `yaml:"max_rel_sigma_zeta"`
+	SigmaZetaFloor  float64 `yaml:"sigma_zeta_floor"`
 }
 
 // Alerts configures drift alerts: the first BaselineWindows certified
@@ -518,6 +526,9 @@ func (c *Config) ZoneConfig(z Zone) *Config {
 	override(&zc.Certify.MaxRelResidual, z.Certify.MaxRelResidual)
 	override(&zc.Certify.MaxRevisit, z.Certify.MaxRevisit)
 	override(&zc.Certify.MinWidth, z.Certify.MinWidth)
+	override(&zc.Certify.MaxRelSigmaFn, z.Certify.MaxRelSigmaFn)
+	override(&zc.Certify.MaxRelSigmaZeta, z.Certify.MaxRelSigmaZeta)
+	override(&zc.Certify.SigmaZetaFloor, z.Certify.SigmaZetaFloor)
 	a, ao := &zc.Alerts, z.Alerts
 	override(&a.BaselineWindows, ao.BaselineWindows)
 	override(&a.FnDrift, ao.FnDrift)

@@ -365,9 +365,13 @@ func TestCertifyLimits(t *testing.T) {
 	if len(msgs) != 0 || cfg.Certify.MinPsi != 0.2 || cfg.Certify.MaxRevisit != 3 || cfg.Certify.MaxRelResidual != 0 {
 		t.Errorf("given limits: %+v, %v", cfg, msgs)
 	}
-	_, msgs = loadText(t, "certify:\n  min_psi: 1.5\n  min_width: -0.1\n  max_revisit: -1\n")
+	cfg, msgs = loadText(t, "certify:\n  max_rel_sigma_fn: 0.02\n  sigma_zeta_floor: 0.01\n")
+	if len(msgs) != 0 || cfg.Certify.MaxRelSigmaFn != 0.02 || cfg.Certify.SigmaZetaFloor != 0.01 || cfg.Certify.MaxRelSigmaZeta != 0 {
+		t.Errorf("given precision limits: %+v, %v", cfg.Certify, msgs)
+	}
+	_, msgs = loadText(t, "certify:\n  min_psi: 1.5\n  min_width: -0.1\n  max_revisit: -1\n  max_rel_sigma_fn: -0.01\n  max_rel_sigma_zeta: .nan\n  sigma_zeta_floor: .inf\n")
 	joined := strings.Join(msgs, "\n")
-	for _, key := range []string{"certify.min_psi", "certify.min_width", "certify.max_revisit"} {
+	for _, key := range []string{"certify.min_psi", "certify.min_width", "certify.max_revisit", "certify.max_rel_sigma_fn", "certify.max_rel_sigma_zeta", "certify.sigma_zeta_floor"} {
 		if !strings.Contains(joined, key) {
 			t.Errorf("no error naming %s in %q", key, joined)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -455,6 +456,14 @@ func (v *validator) certify(p string, c Certify, zone bool) {
 	}
 	if !(c.MinWidth >= 0 && c.MinWidth <= 1) {
 		v.errorf(p+".min_width", "is %v, want in (0, 1]%s", c.MinWidth, orZero(p, "min_width", zone, def))
+	}
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"max_rel_sigma_fn", c.MaxRelSigmaFn}, {"max_rel_sigma_zeta", c.MaxRelSigmaZeta}, {"sigma_zeta_floor", c.SigmaZetaFloor}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			v.errorf(p+"."+f.key, "is %v, want > 0%s", f.v, orZero(p, f.key, zone, def))
+		}
 	}
 }
 

@@ -593,7 +593,8 @@ func (c *camera) fitAlone(ctx context.Context, j job) (*estimator.Outcome, error
 
 func thresholds(c config.Certify) window.Thresholds {
 	return window.Thresholds{MinPsi: c.MinPsi, MaxRelResidual: c.MaxRelResidual, MaxRevisit: c.MaxRevisit,
-		Coverage: window.CoverageOptions{MinWidth: c.MinWidth}}
+		Coverage:      window.CoverageOptions{MinWidth: c.MinWidth},
+		MaxRelSigmaFn: c.MaxRelSigmaFn, MaxRelSigmaZeta: c.MaxRelSigmaZeta, SigmaZetaFloor: c.SigmaZetaFloor}
 }
 
 func ptr(v float64) *float64 { return &v }

@@ -26,9 +26,10 @@ type Alternative struct {
 //
 // Among certified candidates the one whose latent is closest to its
 // fitted ODE solution (the smallest trajectory residual) is reported —
-// output error, the criterion the estimate itself is read from. But two
-// certified candidates that disagree beyond their uncertainty plus a
-// small tolerance,
+// output error, the criterion the estimate itself is read from; with
+// none certified, the identified one (Verdict.Identified) closest to its
+// solution, refused for precision. But two identified candidates, precise
+// or not, that disagree beyond their uncertainty plus a small tolerance,
 //
 //	|Δγ0| > 2√(σ0a² + σ0b²) + 0.01·γ0   or   |Δγ1| > 2√(σ1a² + σ1b²) + 0.01·√γ0,
 //
@@ -47,37 +48,46 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 		return 0, CertifyCamera(nil, th, cam)
 	}
 	vs := make([]Verdict, len(cands))
-	var certified []int
 	for i, r := range cands {
 		vs[i] = CertifyCamera(r, th, cam)
-		if vs[i].Certified {
-			certified = append(certified, i)
+	}
+	// The best certified candidate; failing that, the best identified
+	// one (unique but imprecise), so the verdict says why it is refused;
+	// failing that, the method's own.
+	better := func(i, j int) bool {
+		switch {
+		case vs[i].Certified != vs[j].Certified:
+			return vs[i].Certified
+		case vs[i].Identified != vs[j].Identified:
+			return vs[i].Identified
 		}
+		return vs[i].Identified && vs[i].TrajectoryResidual < vs[j].TrajectoryResidual
 	}
 	pick := 0
-	for _, i := range certified {
-		if pick == 0 && !vs[0].Certified || vs[i].TrajectoryResidual < vs[pick].TrajectoryResidual {
+	for i := 1; i < len(cands); i++ {
+		if better(i, pick) {
 			pick = i
 		}
 	}
 	v := vs[pick]
-	for _, i := range certified {
-		if i == pick {
+	// Every identified candidate claims the unique answer, precise or not.
+	for i := range cands {
+		if i == pick || !v.Identified || !vs[i].Identified {
 			continue
 		}
 		if d := disagreement(cands[pick], cands[i]); d != "" {
-			v.Status, v.Certified = NotCertified, false
+			v.Status, v.Certified, v.Identified = NotCertified, false, false
 			v.Reasons = append(v.Reasons, fmt.Sprintf("two readouts certify different answers: %s gives γ0 %.4g, γ1 %.3g and %s gives γ0 %.4g, γ1 %.3g (%s); the scene holds another motion that fits an ODE, or a readout bends the state",
 				name(cands[pick]), cands[pick].Gamma0, cands[pick].Gamma1, name(cands[i]), cands[i].Gamma0, cands[i].Gamma1, d))
 		}
 	}
-	if v.Certified && name(cands[pick]) == estimator.ReadoutEncoder {
+	if v.Identified && name(cands[pick]) == estimator.ReadoutEncoder {
 		for i, r := range cands {
 			if i == pick || name(r) == estimator.ReadoutEncoder {
 				continue
 			}
 			if d := lagging(cands[pick], r); d != "" {
-				v.Status, v.Certified = NotCertified, false
+				v.Status, v.Certified, v.Identified = NotCertified, false, false
 				v.Reasons = append(v.Reasons, d)
 				break
 			}

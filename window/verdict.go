@@ -14,7 +14,8 @@ type Status string
 // Statuses a window can get.
 const (
 	// Certified: coverage holds, the design is well conditioned and the
-	// fit is good, so (γ1, γ0) is the unique answer the video supports.
+	// fit is good, so (γ1, γ0) is the unique answer the video supports,
+	// and its σ is within the precision limits, so it is worth acting on.
 	Certified Status = "certified"
 	// UndampedDiscrete: an undamped-looking window whose discrete
 	// regression is well conditioned and fits, but with no slope coverage
@@ -53,6 +54,14 @@ type Thresholds struct {
 	// latent the ODE does not describe — a distorted encoder, the wrong
 	// physics — leaves a smooth one. Default 0.1.
 	MaxStructured float64 `json:"max_structured"`
+	// MaxRelSigmaFn is the largest σ(f_n)/f_n accepted; default 0.01.
+	MaxRelSigmaFn float64 `json:"max_rel_sigma_fn"`
+	// MaxRelSigmaZeta and SigmaZetaFloor bound σ(ζ): it is accepted up to
+	// max(MaxRelSigmaZeta·|ζ|, SigmaZetaFloor); defaults 0.3 and 0.005
+	// (the floor: a lightly damped structure's ζ of 0.01 is worth
+	// publishing at ± 0.005, where 30 % of it would ask for ± 0.003).
+	MaxRelSigmaZeta float64 `json:"max_rel_sigma_zeta"`
+	SigmaZetaFloor  float64 `json:"sigma_zeta_floor"`
 }
 
 // Resolved is t with every unset limit at its default: the limits
@@ -75,13 +84,28 @@ func (t Thresholds) withDefaults() Thresholds {
 	if t.MaxTrajectoryResidual <= 0 {
 		t.MaxTrajectoryResidual = 0.1
 	}
+	if t.MaxRelSigmaFn <= 0 {
+		t.MaxRelSigmaFn = defaultMaxRelSigmaFn
+	}
+	if t.MaxRelSigmaZeta <= 0 {
+		t.MaxRelSigmaZeta = defaultMaxRelSigmaZeta
+	}
+	if t.SigmaZetaFloor <= 0 {
+		t.SigmaZetaFloor = defaultSigmaZetaFloor
+	}
 	return t
 }
 
 // Verdict is a window's certificate, or the reasons it has none.
 type Verdict struct {
-	Status       Status       `json:"verdict"`
-	Certified    bool         `json:"certified"`
+	Status    Status `json:"verdict"`
+	Certified bool   `json:"certified"`
+	// Identified reports whether the paper's conditions hold — coverage,
+	// conditioning, fit, a physical system: the answer is unique. A
+	// window is Certified when it is Identified and Precision holds.
+	Identified bool `json:"identified"`
+	// Precision is the estimate's σ against the precision limits.
+	Precision    Precision    `json:"precision"`
 	Reasons      []string     `json:"reasons,omitempty"`
 	Coverage     Coverage     `json:"coverage"`
 	Conditioning Conditioning `json:"conditioning"`
@@ -237,14 +261,21 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 	} else if r.Physics.Regime == estimator.Unstable {
 		reasons = append(reasons, fmt.Sprintf("negative damping: γ1 = %.4g ± %.2g", r.Gamma1, r.Sigma1))
 	}
+	v.Identified = len(reasons) == 0
+	v.Precision = testPrecision(r, th)
 	switch {
-	case len(reasons) == 0:
+	case v.Identified && v.Precision.Holds:
 		v.Status, v.Certified = Certified, true
 	case len(reasons) == 1 && (!v.Coverage.Holds || undampedOne) && r.Physics.Regime == estimator.Undamped:
+		// Its own verdict whatever its σ: no σ makes one undamped clip
+		// identify the continuous-time answer.
 		v.Status = UndampedDiscrete
 		v.Reasons = append(reasons, "undamped-looking window: the sampled regression is well posed, the continuous-time answer is not unique from one clip")
 	default:
 		v.Status = NotCertified
+		if !v.Precision.Holds {
+			reasons = append(reasons, v.Precision.reason())
+		}
 		v.Reasons = reasons
 	}
 	return v, sigmaFree
@@ -262,8 +293,7 @@ func windowAdvice(r *estimator.Result, tr Trace, levels int) (float64, string) {
 	need := WindowFor(r.Physics.Zeta, math.Sqrt(r.Gamma0), rel, levels)
 	// Runs of one clip (an object hidden for a while) span from the
 	// first's start to the last's end.
-	last := len(r.Latents) - 1
-	have := float64(firstOf(r, last)+len(r.Latents[last])-1-firstOf(r, 0)) * r.Dt
+	have := clipSpan(r)
 	switch {
 	case math.IsInf(need, 0):
 		return 0, fmt.Sprintf("; at this noise (slope noise %.2g%% of the peak slope) no window resolves damping ζ = %.3g", 100*rel, r.Physics.Zeta)

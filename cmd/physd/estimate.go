@@ -83,6 +83,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	refFlag := fs.String("reference", referenceAuto, "the camera's own motion: auto (measured from the frames: frames that show the same state displaced from one another), x,y,w,h (a region of the video, in its pixels, that should stay still), or off; measured motion is removed before the fit and a latent that still follows it is refused")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the estimate to this file (go tool pprof); for measuring")
 	plotPath := fs.String("plot", "", "also draw the window's latent, fitted ODE solution, covered levels and crossings to `FILE` (.png or .svg)")
+	var th window.Thresholds
+	fs.Float64Var(&th.MaxRelSigmaFn, "max-rel-sigma-fn", 0, "precision: the largest σ(f_n) as a fraction of f_n a certified estimate may carry (0: the certificate's default, 0.01)")
+	fs.Float64Var(&th.MaxRelSigmaZeta, "max-rel-sigma-zeta", 0, "precision: σ(ζ) is accepted up to max(this × ζ, --sigma-zeta-floor) (0: the default, 0.3)")
+	fs.Float64Var(&th.SigmaZetaFloor, "sigma-zeta-floor", 0, "precision: σ(ζ) up to this is accepted whatever ζ (0: the default, 0.005)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
 		fs.PrintDefaults()
@@ -129,6 +133,11 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	camSel, err := parseCameraChoice(*refFlag)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+	for name, v := range map[string]float64{"max-rel-sigma-fn": th.MaxRelSigmaFn, "max-rel-sigma-zeta": th.MaxRelSigmaZeta, "sigma-zeta-floor": th.SigmaZetaFloor} {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("estimate: %w: --%s %g: want a positive limit (or 0 for the default)", errUsage, name, v)
+		}
 	}
 	if *plotPath != "" {
 		if _, err := figure.FormatOf(*plotPath); err != nil {
@@ -257,7 +266,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	if f.err != nil {
 		return 0, fmt.Errorf("estimate: %w", f.err)
 	}
-	res, v := f.ahead.Weigh(ctx, clips, f.res, p, window.Thresholds{}, track, log)
+	res, v := f.ahead.Weigh(ctx, clips, f.res, p, th, track, log)
 	rep.Exposure = res.Exposure
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
@@ -333,6 +342,12 @@ func printSummary(w io.Writer, r estimateReport) {
 		cov = fmt.Sprintf("yes, on [%.3g, %.3g] (%.0f%% of the samples)", d.Coverage.Lo, d.Coverage.Hi, 100*d.Coverage.Width)
 	}
 	fmt.Fprintf(w, "coverage  %s; ψ_min %.3f; residual %.3f of the signal\n", cov, d.Conditioning.PsiMin, d.RelResidual)
+	pr, ok := d.Precision, "within"
+	if !pr.Holds {
+		ok = "beyond"
+	}
+	fmt.Fprintf(w, "precision σ(f_n) %.3g%% of f_n (limit %.3g%%), σ(ζ) %.3g (limit %.3g): %s the limits; identified (unique): %s\n",
+		100*pr.RelSigmaFn, 100*pr.LimitFn, pr.SigmaZeta, pr.LimitZeta, ok, map[bool]string{true: "yes", false: "no"}[d.Identified])
 	fmt.Fprintf(w, "verdict   %s\n", r.Verdict)
 	for _, why := range r.Reasons {
 		fmt.Fprintf(w, "          - %s\n", why)
