@@ -33,6 +33,10 @@ type outcome struct {
 	g0, g1  float64
 	s0, s1  float64
 	verdict window.Status
+	// identified: the paper's conditions hold (window.Verdict.Identified);
+	// precision is the estimate's σ against the precision limits.
+	identified bool
+	precision  window.Precision
 	// regime is the label the estimate was published with.
 	regime estimator.Regime
 	err    error
@@ -197,7 +201,8 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 			return outcome{err: err}
 		}
 	}
-	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status, regime: r.Physics.Regime}
+	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status, regime: r.Physics.Regime,
+		identified: v.Identified, precision: v.Precision}
 }
 
 // render draws the scenes through one shared observation map or, with
