@@ -204,8 +204,12 @@ func progressLine(r *runResult) string {
 	case !j.AsExpected:
 		exp = "not as expected"
 	}
+	verdict := r.Est.Verdict
+	if r.outcome().Imprecise() {
+		verdict += " (identified, imprecise)"
+	}
 	return fmt.Sprintf("%-32s %-12s %-20s γ0 %.4f ± %.4f  γ1 %.4f ± %.4f  %5.1f s  %s",
-		r.Case.Name, r.Mode, r.Est.Verdict, r.Est.Gamma0, r.Est.Sigma0, r.Est.Gamma1, r.Est.Sigma1, r.Wall.Seconds(), exp)
+		r.Case.Name, r.Mode, verdict, r.Est.Gamma0, r.Est.Sigma0, r.Est.Gamma1, r.Est.Sigma1, r.Wall.Seconds(), exp)
 }
 
 // shellJoin quotes args for a POSIX shell where needed.

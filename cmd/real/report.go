@@ -31,6 +31,12 @@ type modeSummary struct {
 	sigma0, sigma0N                      int // |γ0−γ0*| ≤ 2σ0, of the runs with a γ0 truth
 	sigma1, sigma1N                      int // |γ1−γ1*| ≤ 2σ1, of the runs with a γ1 truth
 	certUndamped                         int // certified with the regime label undamped
+	// The paper's conditions without the precision one: the runs
+	// identified, those of them also precise, those within tolerance of
+	// the cases expected certified, and the false certificates the
+	// precision condition removed or not (identified, and outside
+	// tolerance or on a not-certified case).
+	identified, precise, identWithin, falseIdent int
 }
 
 // summary is the report's headline figures.
@@ -38,6 +44,7 @@ type summary struct {
 	cases          int
 	listed, noROI  modeSummary
 	listedExpected []string // cases not as expected with the listed flags
+	imprecise      []string // runs identified but refused for precision, with their σ
 }
 
 func (rep *report) summarise() summary {
@@ -71,6 +78,22 @@ func (rep *report) summarise() summary {
 		if j.FalseCertificate {
 			m.falseCerts++
 		}
+		o := r.outcome()
+		if o.Identified {
+			m.identified++
+			if o.PrecisionHolds {
+				m.precise++
+			}
+			if r.Case.Expect == realvid.ExpectCertified && j.WithinTolerance {
+				m.identWithin++
+			}
+		}
+		if j.FalseIdentified {
+			m.falseIdent++
+		}
+		if o.Imprecise() {
+			s.imprecise = append(s.imprecise, fmt.Sprintf("%s (%s): %s", r.Case.Name, r.Mode, r.Est.impreciseText()))
+		}
 		if r.Est.Certified && r.Est.Regime == "undamped" {
 			m.certUndamped++
 		}
@@ -82,7 +105,7 @@ func (rep *report) summarise() summary {
 				m.g0Within2pc++
 			}
 		}
-		in0, in1, has0, has1 := r.Case.WithinSigma(r.outcome(), 2)
+		in0, in1, has0, has1 := r.Case.WithinSigma(o, 2)
 		if has0 {
 			m.sigma0N++
 			if in0 {
@@ -116,7 +139,14 @@ func (s summary) lines() []string {
 		fmt.Sprintf("cases as expected (listed flags): %d/%d", s.listed.asExpected, s.cases),
 		fmt.Sprintf("certified within tolerance: %d/%d of the cases expected certified (listed flags; no ROI: %d/%d)",
 			s.listed.certWithin, s.listed.expectCert, s.noROI.certWithin, s.noROI.expectCert),
+		fmt.Sprintf("the paper's conditions (identified): %d runs (listed flags) / %d (no ROI); of them precise: %d / %d",
+			s.listed.identified, s.noROI.identified, s.listed.precise, s.noROI.precise),
+		fmt.Sprintf("identified within tolerance (precise or not): %d/%d of the cases expected certified (listed flags; no ROI: %d/%d)",
+			s.listed.identWithin, s.listed.expectCert, s.noROI.identWithin, s.noROI.expectCert),
 		fmt.Sprintf("false certificates: %d (listed flags) / %d (no ROI)", s.listed.falseCerts, s.noROI.falseCerts),
+		fmt.Sprintf("false certificates but for the precision condition (identified but outside tolerance or on a not-certified case): %d (listed flags) / %d (no ROI)",
+			s.listed.falseIdent, s.noROI.falseIdent),
+		"identified but refused for precision: " + orNone(s.imprecise),
 		fmt.Sprintf("no ROI: γ0 within 2 %% on %d/%d of the cases expected certified (certified or not)", s.noROI.g0Within2pc, s.noROI.expectCert),
 		fmt.Sprintf("σ calibration over the runs with a truth: listed flags %s; no ROI %s", s.listed.calibration(), s.noROI.calibration()),
 		fmt.Sprintf("cases as expected (no ROI): %d/%d", s.noROI.asExpected, s.cases),
@@ -127,6 +157,14 @@ func (s summary) lines() []string {
 		l = append(l, "not as expected with the listed flags: "+strings.Join(s.listedExpected, ", "))
 	}
 	return l
+}
+
+// orNone joins items with "; ", or is "none".
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, "; ")
 }
 
 // cell makes text safe in a Markdown table cell.
@@ -177,6 +215,9 @@ func (rep *report) markdown(s summary) []byte {
 	fmt.Fprintf(&b, "\nExpectations and tolerances are truth.tsv's (see its README.md): *certified* means certified with "+
 		"|γ0−γ0*| ≤ tol·γ0* and |γ1−γ1*| ≤ tol; *not-certified* means refused; *any* means refused, or certified and within tolerance. "+
 		"A false certificate is a certificate outside tolerance, or on a case expected not certified. "+
+		"A certificate needs the paper's conditions (coverage, conditioning, fit: *identified*, the answer is unique) and the precision condition "+
+		"(σ(f_n)/f_n and σ(ζ) within their limits; the tables' *precision* column: σf is σ(f_n)/f_n and σζ is σ(ζ), each over its limit, ✔ when both are within); "+
+		"the identified counts show what the precision condition removed. "+
 		"A run that failed (exit status other than 0 or 3, or bad JSON) counts as not as expected. "+
 		"The σ calibration counts the runs that gave an estimate, certified or not; a calibrated Gaussian σ would give about 95 %%.\n\n")
 
@@ -202,15 +243,15 @@ func (rep *report) markdown(s summary) []byte {
 			title = "No ROI (the listed flags without --roi: the automatic region)"
 		}
 		fmt.Fprintf(&b, "## %s\n\n", title)
-		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | as expected? | region → frames | readout (others: γ0 / γ1 verdict) | wall time (s) | reasons |\n")
-		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "| case | expect | truth γ0 / γ1 | ours γ0 ± σ0 | ours γ1 ± σ1 | γ0 error | ζ (regime) | verdict | precision | as expected? | region → frames | readout (others: γ0 / γ1 verdict) | wall time (s) | reasons |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, r := range rep.Runs {
 			if r.Mode != m {
 				continue
 			}
 			c := r.Case
 			if r.Err != "" {
-				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | %s | — | — | %.1f | %s |\n",
+				fmt.Fprintf(&b, "| %s | %s | %s | — | — | — | — | error | — | %s | — | — | %.1f | %s |\n",
 					cell(c.Name), c.Expect, truthCell(c), r.expectedCell(), r.Wall.Seconds(), cell(r.Err))
 				continue
 			}
@@ -219,9 +260,9 @@ func (rep *report) markdown(s summary) []byte {
 			if c.HasGamma0() {
 				g0err = fmt.Sprintf("%+.2f %%", 100*(e.Gamma0-c.Gamma0)/c.Gamma0)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %s | %s | %.1f | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s | %s | %.4f ± %.4f | %.4f ± %.4f | %s | %.4f (%s) | %s | %s | %s | %s | %s | %.1f | %s |\n",
 				cell(c.Name), c.Expect, truthCell(c), e.Gamma0, e.Sigma0, e.Gamma1, e.Sigma1, g0err,
-				e.Zeta, cell(e.Regime), cell(e.Verdict), r.expectedCell(), cell(e.regionCell()), cell(e.readoutCell()), r.Wall.Seconds(), reasonsCell(e.Reasons))
+				e.Zeta, cell(e.Regime), cell(e.Verdict), cell(e.precisionCell()), r.expectedCell(), cell(e.regionCell()), cell(e.readoutCell()), r.Wall.Seconds(), reasonsCell(e.Reasons))
 		}
 		fmt.Fprintln(&b)
 		fmt.Fprintf(&b, "Arguments after `physd estimate --json --plot FIGURE`:\n\n")

@@ -56,9 +56,14 @@ type estimate struct {
 		FPS    float64 `json:"fps"`
 	} `json:"videos"`
 	// Diagnostics.Readout names the latent reported and the other
-	// candidates weighed (absent from older physd).
+	// candidates weighed (absent from older physd). Identified says the
+	// paper's conditions hold and Precision is the precision condition
+	// (both absent from older physd, whose certificate was the paper's
+	// conditions alone: decode then takes Identified from Certified).
 	Diagnostics struct {
-		Readout      string `json:"readout"`
+		Identified   *bool     `json:"identified"`
+		Precision    precision `json:"precision"`
+		Readout      string    `json:"readout"`
 		Alternatives []struct {
 			Readout string  `json:"readout"`
 			Gamma0  float64 `json:"gamma0"`
@@ -66,6 +71,8 @@ type estimate struct {
 			Verdict string  `json:"verdict"`
 		} `json:"alternatives"`
 	} `json:"diagnostics"`
+	// hasPrecision: the JSON holds diagnostics.precision.
+	hasPrecision bool
 	// ROI is the region the estimator saw (absent from older physd).
 	ROI *struct {
 		Mode   string `json:"mode"`
@@ -79,6 +86,88 @@ type estimate struct {
 		} `json:"search"`
 		Fallback string `json:"fallback"`
 	} `json:"roi"`
+}
+
+// precision is the certificate's precision condition as physd reports
+// it (window.Precision). A number physd wrote as null (non-finite) or not
+// at all reads NaN.
+type precision struct {
+	RelSigmaFn   float64 `json:"rel_sigma_fn"`       // σ(f_n)/f_n
+	SigmaZeta    float64 `json:"sigma_zeta"`         // σ(ζ)
+	LimitFn      float64 `json:"limit_rel_sigma_fn"` // the limit on RelSigmaFn
+	LimitZeta    float64 `json:"limit_sigma_zeta"`   // the limit on SigmaZeta
+	Holds        bool    `json:"holds"`
+	Data         float64 `json:"data_factor"`     // the information needed, × the window's
+	WindowNeeded float64 `json:"window_needed_s"` // a window that would reach the limits (s); 0 if none
+	ClipsNeeded  int     `json:"clips_needed"`    // clips like these that would reach them; 0 if none
+}
+
+// identified reports whether the paper's conditions hold (Certified for
+// an older physd that does not say).
+func (e *estimate) identified() bool {
+	if e.Diagnostics.Identified == nil {
+		return e.Certified
+	}
+	return *e.Diagnostics.Identified
+}
+
+// precise reports whether the precision condition holds; for an older
+// physd without one, whether the run is identified (it was not tested).
+func (e *estimate) precise() bool {
+	if !e.hasPrecision {
+		return e.identified()
+	}
+	return e.Diagnostics.Precision.Holds
+}
+
+// sig2 writes x to two significant figures, in full from 100 up, and "—"
+// for NaN.
+func sig2(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "—"
+	case math.Abs(x) >= 100 && !math.IsInf(x, 0):
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.2g", x)
+}
+
+// pct writes a fraction x as a percentage to two significant figures, and
+// "—" for NaN.
+func pct(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return sig2(100*x) + " %"
+}
+
+// precisionCell is the precision condition: σ(f_n)/f_n and σ(ζ) against
+// their limits, and whether both are within them; "—" for an older physd.
+func (e *estimate) precisionCell() string {
+	if !e.hasPrecision {
+		return "—"
+	}
+	p := e.Diagnostics.Precision
+	mark := "✘"
+	if p.Holds {
+		mark = "✔"
+	}
+	return fmt.Sprintf("σf %s / %s, σζ %s / %s %s", pct(p.RelSigmaFn), pct(p.LimitFn), sig2(p.SigmaZeta), sig2(p.LimitZeta), mark)
+}
+
+// impreciseText is an identified run's refusal for precision: σ(f_n)/f_n
+// and σ(ζ) against their limits, and the window or clips that would
+// reach them.
+func (e *estimate) impreciseText() string {
+	p := e.Diagnostics.Precision
+	s := fmt.Sprintf("σ(f_n)/f_n %s (limit %s), σ(ζ) %s (limit %s)", pct(p.RelSigmaFn), pct(p.LimitFn), sig2(p.SigmaZeta), sig2(p.LimitZeta))
+	switch {
+	case p.ClipsNeeded > 0:
+		s += fmt.Sprintf(", about %d clips would reach both", p.ClipsNeeded)
+	case p.WindowNeeded > 0:
+		s += fmt.Sprintf(", a window of about %s s would reach both", sig2(p.WindowNeeded))
+	}
+	return s
 }
 
 // regionCell describes the region a run used: its mode, the crop in the
@@ -113,7 +202,12 @@ type runResult struct {
 }
 
 func (r *runResult) outcome() realvid.Outcome {
-	return realvid.Outcome{Certified: r.Est.Certified, Gamma0: r.Est.Gamma0, Gamma1: r.Est.Gamma1, Sigma0: r.Est.Sigma0, Sigma1: r.Est.Sigma1}
+	e := &r.Est
+	p := e.Diagnostics.Precision
+	return realvid.Outcome{Certified: e.Certified, Identified: e.identified(),
+		Gamma0: e.Gamma0, Gamma1: e.Gamma1, Sigma0: e.Sigma0, Sigma1: e.Sigma1,
+		RelSigmaFn: p.RelSigmaFn, SigmaZeta: p.SigmaZeta, LimitFn: p.LimitFn, LimitZeta: p.LimitZeta,
+		PrecisionHolds: e.precise()}
 }
 
 // judgement judges a run that gave an estimate; an error run is neither
@@ -193,6 +287,9 @@ func decode(b []byte) (estimate, error) {
 		}
 	}
 	var e estimate
+	// A null (physd's non-finite number) or a missing number leaves NaN.
+	nan := math.NaN()
+	e.Diagnostics.Precision = precision{RelSigmaFn: nan, SigmaZeta: nan, LimitFn: nan, LimitZeta: nan, Data: nan}
 	if err := json.Unmarshal(b, &e); err != nil {
 		return estimate{}, fmt.Errorf("bad JSON on stdout: %w", err)
 	}
@@ -200,6 +297,17 @@ func decode(b []byte) (estimate, error) {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return estimate{}, errors.New("bad JSON on stdout: a non-finite estimate")
 		}
+	}
+	var diag map[string]json.RawMessage
+	if d, ok := need["diagnostics"]; ok && json.Unmarshal(d, &diag) == nil {
+		if v, ok := diag["precision"]; ok && string(v) != "null" {
+			e.hasPrecision = true
+		}
+	}
+	// The certificate is the paper's conditions and the precision one.
+	if e.Diagnostics.Identified != nil && e.hasPrecision && e.Certified != (*e.Diagnostics.Identified && e.Diagnostics.Precision.Holds) {
+		return estimate{}, fmt.Errorf("bad JSON on stdout: certified=%v, but identified=%v and precision holds=%v",
+			e.Certified, *e.Diagnostics.Identified, e.Diagnostics.Precision.Holds)
 	}
 	return e, nil
 }

@@ -217,10 +217,25 @@ func WithoutROI(args []string) []string { return WithoutFlag(args, "roi") }
 
 // Outcome is what physd estimate reported for a case.
 type Outcome struct {
-	Certified      bool
+	// Certified is the certificate: Identified, and PrecisionHolds.
+	Certified bool
+	// Identified: the paper's uniqueness conditions hold (coverage,
+	// conditioning, fit), so (γ0, γ1) is the unique answer the window
+	// supports, however imprecise.
+	Identified     bool
 	Gamma0, Gamma1 float64
 	Sigma0, Sigma1 float64 // 1σ of Gamma0 and Gamma1
+	// RelSigmaFn is σ(f_n)/f_n and SigmaZeta σ(ζ); LimitFn and LimitZeta
+	// are the precision condition's limits on them. NaN when not reported.
+	RelSigmaFn, SigmaZeta float64
+	LimitFn, LimitZeta    float64
+	// PrecisionHolds: both σ are within their limits.
+	PrecisionHolds bool
 }
+
+// Imprecise reports whether the outcome is identified but refused for
+// precision: unique, yet its σ beyond the limits.
+func (o Outcome) Imprecise() bool { return o.Identified && !o.PrecisionHolds }
 
 // Judgement is how an outcome compares with a case's truth and
 // expectation.
@@ -235,6 +250,10 @@ type Judgement struct {
 	// FalseCertificate: certified, and outside tolerance or on a
 	// not-certified case.
 	FalseCertificate bool
+	// FalseIdentified: identified (whatever the precision), and outside
+	// tolerance or on a not-certified case: a false certificate but for
+	// the precision condition.
+	FalseIdentified bool
 }
 
 // WithinTolerance reports whether (γ0, γ1) are within the case's
@@ -258,7 +277,9 @@ func (c Case) Judge(o Outcome) Judgement {
 	case ExpectAny:
 		j.AsExpected = !o.Certified || j.WithinTolerance
 	}
-	j.FalseCertificate = o.Certified && (!j.WithinTolerance || c.Expect == ExpectNotCertified)
+	wrong := !j.WithinTolerance || c.Expect == ExpectNotCertified
+	j.FalseCertificate = o.Certified && wrong
+	j.FalseIdentified = o.Identified && wrong
 	return j
 }
 

@@ -158,24 +158,45 @@ func TestJudge(t *testing.T) {
 		o    Outcome
 		want Judgement
 	}{
-		{"certified, right", cert, Outcome{Certified: true, Gamma0: 10.19, Gamma1: 0.41}, Judgement{true, true, false}},
-		{"certified, on the edges", cert, Outcome{Certified: true, Gamma0: 9.8, Gamma1: 0.6}, Judgement{true, true, false}},
-		{"certified, γ0 off", cert, Outcome{Certified: true, Gamma0: 10.21, Gamma1: 0.5}, Judgement{false, false, true}},
-		{"certified, γ1 off", cert, Outcome{Certified: true, Gamma0: 10, Gamma1: 0.61}, Judgement{false, false, true}},
-		{"certified, γ0 NaN", cert, Outcome{Certified: true, Gamma0: nan, Gamma1: 0.5}, Judgement{false, false, true}},
-		{"refused, right", cert, Outcome{Gamma0: 10, Gamma1: 0.5}, Judgement{true, false, false}},
-		{"refused, wrong", cert, Outcome{Gamma0: 20, Gamma1: 0.5}, Judgement{false, false, false}},
-		{"γ0 only, any γ1", g0only, Outcome{Certified: true, Gamma0: 10.1, Gamma1: -3}, Judgement{true, true, false}},
-		{"not-certified, refused", refuse, Outcome{Gamma0: 3}, Judgement{false, true, false}},
-		{"not-certified, certified", refuse, Outcome{Certified: true, Gamma0: 3}, Judgement{false, false, true}},
-		{"not-certified with truth, certified right", refuseTruth, Outcome{Certified: true, Gamma0: 10}, Judgement{true, false, true}},
-		{"any, refused", anyc, Outcome{Gamma0: 99}, Judgement{false, true, false}},
-		{"any, certified right", anyc, Outcome{Certified: true, Gamma0: 10.1, Gamma1: 0.55}, Judgement{true, true, false}},
-		{"any, certified wrong", anyc, Outcome{Certified: true, Gamma0: 10.1, Gamma1: 0.7}, Judgement{false, false, true}},
+		{"certified, right", cert, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10.19, Gamma1: 0.41}, Judgement{true, true, false, false}},
+		{"certified, on the edges", cert, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 9.8, Gamma1: 0.6}, Judgement{true, true, false, false}},
+		{"certified, γ0 off", cert, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10.21, Gamma1: 0.5}, Judgement{false, false, true, true}},
+		{"certified, γ1 off", cert, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10, Gamma1: 0.61}, Judgement{false, false, true, true}},
+		{"certified, γ0 NaN", cert, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: nan, Gamma1: 0.5}, Judgement{false, false, true, true}},
+		{"refused, right", cert, Outcome{Gamma0: 10, Gamma1: 0.5}, Judgement{true, false, false, false}},
+		{"refused, wrong", cert, Outcome{Gamma0: 20, Gamma1: 0.5}, Judgement{false, false, false, false}},
+		{"γ0 only, any γ1", g0only, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10.1, Gamma1: -3}, Judgement{true, true, false, false}},
+		{"not-certified, refused", refuse, Outcome{Gamma0: 3}, Judgement{false, true, false, false}},
+		{"not-certified, certified", refuse, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 3}, Judgement{false, false, true, true}},
+		{"not-certified with truth, certified right", refuseTruth, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10}, Judgement{true, false, true, true}},
+		{"any, refused", anyc, Outcome{Gamma0: 99}, Judgement{false, true, false, false}},
+		{"any, certified right", anyc, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10.1, Gamma1: 0.55}, Judgement{true, true, false, false}},
+		{"any, certified wrong", anyc, Outcome{Certified: true, Identified: true, PrecisionHolds: true, Gamma0: 10.1, Gamma1: 0.7}, Judgement{false, false, true, true}},
+		// Identified but refused for precision: not a certificate, yet a
+		// false one but for the precision condition when it is wrong.
+		{"identified, imprecise, right", cert, Outcome{Identified: true, Gamma0: 10.1, Gamma1: 0.5}, Judgement{true, false, false, false}},
+		{"identified, imprecise, wrong", cert, Outcome{Identified: true, Gamma0: 11, Gamma1: 0.5}, Judgement{false, false, false, true}},
+		{"identified, imprecise, on not-certified", refuseTruth, Outcome{Identified: true, Gamma0: 10}, Judgement{true, true, false, true}},
 	}
 	for _, c := range cases {
 		if got := c.c.Judge(c.o); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestImprecise(t *testing.T) {
+	for _, c := range []struct {
+		o    Outcome
+		want bool
+	}{
+		{Outcome{Certified: true, Identified: true, PrecisionHolds: true}, false},
+		{Outcome{Identified: true}, true},
+		{Outcome{PrecisionHolds: true}, false},
+		{Outcome{}, false},
+	} {
+		if got := c.o.Imprecise(); got != c.want {
+			t.Errorf("%+v: Imprecise = %v, want %v", c.o, got, c.want)
 		}
 	}
 }
