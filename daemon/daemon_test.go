@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -123,6 +124,20 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
+// preciseEnough reports a published estimate that the paper's conditions
+// do not identify or whose σ is beyond the precision limits its
+// certificate names: none may be published.
+func preciseEnough(e *Estimate) error {
+	pr := e.Certificate.Precision
+	switch {
+	case !e.Certificate.Identified || !pr.Holds:
+		return fmt.Errorf("published without identification (%v) or precision (%+v)", e.Certificate.Identified, pr)
+	case !(pr.LimitFn > 0) || !(e.FnSigma <= pr.LimitFn*e.Fn*(1+1e-9)) || !(e.ZetaSigma <= pr.LimitZeta*(1+1e-9)):
+		return fmt.Errorf("published with σ(f_n) %.3g of f_n %.4g Hz and σ(ζ) %.3g beyond the limits %+v", e.FnSigma, e.Fn, e.ZetaSigma, pr)
+	}
+	return nil
+}
+
 func estimates(t *testing.T, c *collector) []*Estimate {
 	var out []*Estimate
 	for _, m := range c.kind(KindEstimate) {
@@ -132,6 +147,9 @@ func estimates(t *testing.T, c *collector) []*Estimate {
 		}
 		if m.Header.Get(nats.MsgIdHdr) == "" {
 			t.Errorf("%s: no Nats-Msg-Id", m.Subject)
+		}
+		if err := preciseEnough(e); err != nil {
+			t.Errorf("%s: %v", m.Subject, err)
 		}
 		out = append(out, e)
 	}

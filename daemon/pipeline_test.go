@@ -104,6 +104,9 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 		if !e.Certified || m.camera != cc.Name {
 			t.Errorf("estimate %s: certified %v, camera %q", m.id, e.Certified, m.camera)
 		}
+		if err := preciseEnough(&e); err != nil {
+			t.Errorf("estimate %s: %v", m.id, err)
+		}
 		if math.Abs(e.Gamma0-g0) > 0.02*g0 || math.Abs(e.Gamma1-g1) > 0.02 {
 			false0++
 			t.Errorf("false certificate %s: γ0 %.4f γ1 %.4f, truth %.4f %.4f", m.id, e.Gamma0, e.Gamma1, g0, g1)
