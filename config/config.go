@@ -213,6 +213,10 @@ type Embedded struct {
 	Domain string `yaml:"domain"`
 	// LeafNodes connects the embedded server to a hub as a leaf node.
 	LeafNodes LeafNodes `yaml:"leafnodes"`
+	// TLS is the embedded server's own certificate (cert_file, key_file)
+	// and, with ca_file, the authority its clients' certificates must come
+	// from. Required when Listen is beyond loopback.
+	TLS TLS `yaml:"tls"`
 }
 
 // LeafNodes is the embedded server's leaf node connection to a hub: the

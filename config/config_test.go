@@ -394,3 +394,115 @@ func TestEstimatorWorkers(t *testing.T) {
 		t.Errorf("workers: -2: errors %q, want [%q]", msgs, want)
 	}
 }
+
+// TestHTTPTokenRules: a bearer token (http.token, a whip or whep camera's
+// source.token) that is blank, has white space around it or holds a
+// control character is refused with its field named, wherever physd
+// listens; off loopback, a token physd accepts needs 16 characters of which
+// 8 distinct. The rules apply to the resolved value (env:, file:), and no
+// error shows the token.
+func TestHTTPTokenRules(t *testing.T) {
+	dir := t.TempDir()
+	shortFile := filepath.Join(dir, "short")
+	if err := os.WriteFile(shortFile, []byte("  0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	strongFile := filepath.Join(dir, "strong")
+	if err := os.WriteFile(strongFile, []byte("9f86d081884c7d659a2feaa0c55ad015\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PHYSD_TEST_NEWLINE_TOKEN", "9f86d081884c7d659a2feaa0c55ad015\n")
+	t.Setenv("PHYSD_TEST_WEAK_TOKEN", "abababababababababab")
+	const (
+		remote = "http: {listen: \"0.0.0.0:8090\", token: %s}\n"
+		strong = "9f86d081884c7d659a2feaa0c55ad015"
+		whip   = "http: {listen: %q, token: %s}\ncameras:\n  - name: phone\n    source: {kind: whip, token: %s}\n"
+		whep   = "http: {listen: \"0.0.0.0:8090\", token: " + strong + "}\ncameras:\n  - name: relay\n    source: {kind: whep, url: \"http://h:8889/a/whep\", token: %s}\n"
+	)
+	accepted := []struct{ name, text string }{
+		{"short token on loopback", "http: {token: a}\n"},
+		{"short tokens on ::1", fmt.Sprintf(whip, "[::1]:8090", "a", "t")},
+		{"short tokens on localhost", fmt.Sprintf(whip, "localhost:8090", "tok", "tok2")},
+		{"strong token off loopback", fmt.Sprintf(remote, strong)},
+		{"16 characters, 8 distinct", fmt.Sprintf(remote, "abcdefghabcdefgh")},
+		{"strong token from a file", fmt.Sprintf(remote, "file:"+strongFile)},
+		{"space inside", fmt.Sprintf(remote, `"correct horse battery staple"`)},
+		{"strong whip token off loopback", fmt.Sprintf(whip, "0.0.0.0:8090", strong, "0123456789ABCDEFGHIJ")},
+		{"short whep token off loopback (sent, not accepted)", fmt.Sprintf(whep, "abc")},
+	}
+	for _, tc := range accepted {
+		if _, msgs := loadText(t, tc.text); msgs != nil {
+			t.Errorf("%s: refused: %q", tc.name, msgs)
+		}
+	}
+	refused := []struct {
+		name, text string
+		want       []string // in the one error, in order
+	}{
+		{"blank", `http: {token: "   "}` + "\n", []string{"http.token: is blank"}},
+		{"blank off loopback", fmt.Sprintf(remote, `"     "`), []string{"http.token: is blank"}},
+		{"leading space", `http: {token: " s3cr3t"}` + "\n", []string{"http.token: has white space at its start or end"}},
+		{"trailing newline from env", fmt.Sprintf(remote, "env:PHYSD_TEST_NEWLINE_TOKEN"), []string{"http.token: has white space", "(from env:PHYSD_TEST_NEWLINE_TOKEN)"}},
+		{"tab inside", `http: {token: "to\tk"}` + "\n", []string{"http.token: contains a control character"}},
+		{"control character", `http: {token: "to\x01k"}` + "\n", []string{"http.token: contains a control character"}},
+		{"short off loopback", fmt.Sprintf(remote, "a"), []string{"http.token: is too short", "want at least 16", `http.listen "0.0.0.0:8090" is not a loopback address`}},
+		{"15 characters off loopback", fmt.Sprintf(remote, "0123456789abcde"), []string{"http.token: is too short: 15 characters, want at least 16"}},
+		{"short file off loopback", fmt.Sprintf(remote, "file:"+shortFile), []string{"http.token: is too short", "(from file:" + shortFile + ")"}},
+		{"one character repeated", fmt.Sprintf(remote, "aaaaaaaaaaaaaaaaaaaaaaaa"), []string{"http.token: is too weak: 1 distinct characters, want at least 8"}},
+		{"two characters alternating", fmt.Sprintf(remote, "env:PHYSD_TEST_WEAK_TOKEN"), []string{"http.token: is too weak", "(from env:PHYSD_TEST_WEAK_TOKEN): 2 distinct characters"}},
+		{"7 distinct", fmt.Sprintf(remote, "abcdefgabcdefgabcdefg"), []string{"http.token: is too weak: 7 distinct characters"}},
+		{"blank whip token", fmt.Sprintf(whip, "127.0.0.1:8090", `""`, `"  "`), []string{"cameras[0].source.token: is blank"}},
+		{"whip token with a newline", fmt.Sprintf(whip, "127.0.0.1:8090", `""`, `"tok\n"`), []string{"cameras[0].source.token: has white space"}},
+		{"short whip token off loopback", fmt.Sprintf(whip, "0.0.0.0:8090", strong, "tok"), []string{"cameras[0].source.token: is too short", "want at least 16"}},
+		{"weak whip token off loopback", fmt.Sprintf(whip, "0.0.0.0:8090", strong, "phonephonephonephone"), []string{"cameras[0].source.token: is too weak: 5 distinct characters"}},
+		{"blank whep token", fmt.Sprintf(whep, `" "`), []string{"cameras[0].source.token: is blank"}},
+	}
+	secrets := []string{"s3cr3t", "to\tk", "to\x01k", "abababab", "aaaaaaaa", "abcdefgabc", "0123456789", "phonephone", "9f86d081"}
+	for _, tc := range refused {
+		_, msgs := loadText(t, tc.text)
+		if len(msgs) != 1 {
+			t.Errorf("%s: errors %q, want one", tc.name, msgs)
+			continue
+		}
+		rest := msgs[0]
+		for _, w := range tc.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: error %q, want it to contain %q", tc.name, msgs[0], w)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+		for _, s := range secrets {
+			if strings.Contains(strings.ReplaceAll(msgs[0], shortFile, ""), s) {
+				t.Errorf("%s: error %q shows the token", tc.name, msgs[0])
+			}
+		}
+	}
+}
+
+// The embedded server beyond loopback needs TLS, as HTTP needs a token;
+// the client credentials of nats.urls' servers do not apply to it.
+func TestEmbeddedAccess(t *testing.T) {
+	for _, c := range []struct{ yaml, field string }{
+		{"nats:\n  embedded:\n    listen: 0.0.0.0:4222\n", "nats.embedded.listen"},
+		{"nats:\n  embedded:\n    listen: 10.0.0.5:4222\n    tls: {ca_file: /etc/ca.pem}\n", "nats.embedded.tls.cert_file"},
+		{"nats:\n  embedded:\n    tls: {cert_file: /etc/c.pem}\n", "nats.embedded.tls.key_file"},
+		{"nats:\n  token: secret-of-sorts\n", "nats.token"},
+		{"nats:\n  urls: [nats://10.0.0.1:4222]\n  embedded:\n    tls: {cert_file: /etc/c.pem, key_file: /etc/k.pem}\n", "nats.embedded.tls"},
+	} {
+		_, msgs := loadText(t, c.yaml)
+		if !strings.Contains(strings.Join(msgs, "\n"), c.field+":") {
+			t.Errorf("%q: no error naming %s in %q", c.yaml, c.field, msgs)
+		}
+	}
+	for _, ok := range []string{
+		"nats:\n  embedded:\n    listen: 127.0.0.1:4222\n",
+		"nats:\n  embedded:\n    listen: 0.0.0.0:4222\n    tls: {cert_file: /etc/c.pem, key_file: /etc/k.pem}\n",
+		"nats:\n  urls: [nats://10.0.0.1:4222]\n  token: secret-of-sorts\n",
+	} {
+		if _, msgs := loadText(t, ok); len(msgs) != 0 {
+			t.Errorf("%q: %v", ok, msgs)
+		}
+	}
+}

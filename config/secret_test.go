@@ -24,6 +24,7 @@ func TestSecretsFromEnvAndFile(t *testing.T) {
 http:
   token: env:PHYSD_TEST_TOKEN
 nats:
+  urls: [nats://10.0.0.1:4222]
   nkey_seed: file:` + seedFile + `
 cameras:
   - name: cam
@@ -108,7 +109,7 @@ func TestRedaction(t *testing.T) {
 	t.Setenv("PHYSD_TEST_SECRET", secret)
 	text := `
 http: {token: env:PHYSD_TEST_SECRET}
-nats: {token: ` + secret + `}
+nats: {urls: [nats://10.0.0.1:4222], token: ` + secret + `}
 cameras:
   - name: a
     source: {kind: rtsp, url: "rtsp://admin:` + secret + `@cam/x"}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Limits checked by Parse.
@@ -157,6 +159,7 @@ func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) 
 		}
 	}
 	v.rateLimit(c.HTTP)
+	v.httpTokens(c)
 	if c.Node.Name != "" && !ValidCameraName(c.Node.Name) {
 		v.errorf("node.name", "is %q, want 1 to %d of A-Z a-z 0-9 _ - (it names the board in message ids and its JetStream domain)", c.Node.Name, MaxCameraNameLen)
 	}
@@ -208,6 +211,67 @@ func (v *validator) hostPort(path, addr string) {
 	}
 }
 
+// What a bearer token physd accepts must have when http.listen is not a
+// loopback address (anyone who reaches the port can guess at it).
+const (
+	// MinRemoteTokenLen is the fewest characters of such a token.
+	MinRemoteTokenLen = 16
+	// MinRemoteTokenDistinct is the fewest distinct characters of such
+	// a token: "aaaaaaaaaaaaaaaa" and "abababab…" are no secret.
+	MinRemoteTokenDistinct = 8
+)
+
+// httpTokens checks the bearer tokens: http.token and every whip camera's
+// source.token (which physd accepts on http.listen), and every whep
+// camera's source.token (which physd sends to the media server).
+func (v *validator) httpTokens(c *Config) {
+	remote := c.HTTP.Listen != "" && !LoopbackListen(c.HTTP.Listen)
+	v.token("http.token", c.HTTP.Token, remote, c.HTTP.Listen)
+	for i, cam := range c.Cameras {
+		switch cam.Source.Kind {
+		case KindWHIP:
+			v.token(fmt.Sprintf("cameras[%d].source.token", i), cam.Source.Token, remote, c.HTTP.Listen)
+		case KindWHEP:
+			v.token(fmt.Sprintf("cameras[%d].source.token", i), cam.Source.Token, false, "")
+		}
+	}
+}
+
+// token checks one bearer token, its resolved value (after env: and
+// file:), when set: it must not be blank, have white space around it or
+// hold a control character, and when remote (http.listen, listen, is not
+// loopback) it must be at least MinRemoteTokenLen characters with at least
+// MinRemoteTokenDistinct distinct ones. The errors never show the token.
+func (v *validator) token(path string, s Secret, remote bool, listen string) {
+	t := s.Value()
+	if t == "" {
+		return // whether one is needed is checked where it is
+	}
+	from := ""
+	if src := s.Source(); src != "literal" && src != "" {
+		from = " (from " + src + ")"
+	}
+	runes, distinct := 0, map[rune]bool{}
+	control := !utf8.ValidString(t)
+	for _, r := range t {
+		runes++
+		distinct[r] = true
+		control = control || unicode.IsControl(r)
+	}
+	switch {
+	case strings.TrimSpace(t) == "":
+		v.errorf(path, "is blank%s: white space only, which no client can send as a bearer token; set a real token (e.g. the output of `openssl rand -hex 32`)", from)
+	case strings.TrimSpace(t) != t:
+		v.errorf(path, "has white space at its start or end%s: clients send the token without it, so none would match; remove it", from)
+	case control:
+		v.errorf(path, "contains a control character or invalid UTF-8%s: a bearer token must be printable text", from)
+	case remote && runes < MinRemoteTokenLen:
+		v.errorf(path, "is too short%s: %d characters, want at least %d (and %d distinct) because http.listen %q is not a loopback address; e.g. the output of `openssl rand -hex 32`", from, runes, MinRemoteTokenLen, MinRemoteTokenDistinct, listen)
+	case remote && len(distinct) < MinRemoteTokenDistinct:
+		v.errorf(path, "is too weak%s: %d distinct characters, want at least %d (and %d characters) because http.listen %q is not a loopback address; e.g. the output of `openssl rand -hex 32`", from, len(distinct), MinRemoteTokenDistinct, MinRemoteTokenLen, listen)
+	}
+}
+
 // rateLimit checks http.rate_limit and http.rate_burst.
 func (v *validator) rateLimit(h HTTP) {
 	if !(h.RateLimit >= 0) {
@@ -227,6 +291,7 @@ func (v *validator) nats(n NATS) {
 		v.natsURL(fmt.Sprintf("nats.urls[%d]", i), u)
 	}
 	v.hostPort("nats.embedded.listen", n.Embedded.Listen)
+	v.embeddedAccess(n)
 	v.leafNodes(n)
 	if (n.TLS.CertFile == "") != (n.TLS.KeyFile == "") {
 		p := "nats.tls.cert_file"
@@ -259,6 +324,42 @@ func (v *validator) nats(n NATS) {
 	v.nonNegative("nats.jetstream.max_age", n.JetStream.MaxAge)
 	v.positive("nats.heartbeat", n.Heartbeat)
 	v.positive("nats.reconnect_wait", n.ReconnectWait)
+}
+
+// embeddedAccess checks who can reach the embedded server: every client
+// authenticates with the credentials physd creates (daemon.SubscriberSeed),
+// so the client-side settings, which are for nats.urls' servers, must not
+// suggest otherwise; and beyond loopback the server needs TLS, as HTTP
+// needs a token.
+func (v *validator) embeddedAccess(n NATS) {
+	if len(n.URLs) > 0 {
+		if n.Embedded.TLS != (TLS{}) {
+			v.errorf("nats.embedded.tls", "is set, but nats.urls is too: the embedded server runs only when nats.urls is empty")
+		}
+		return
+	}
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"credentials_file", n.CredentialsFile != ""}, {"nkey_seed", n.NKeySeed.IsSet()}, {"token", n.Token.IsSet()}, {"tls", n.TLS != (TLS{})}} {
+		if f.set {
+			v.errorf("nats."+f.key, "is set, but nats.urls is empty: it is for nats.urls' servers; physd and its local subscribers authenticate to the embedded server with the credentials physd creates in the state directory (nats/)")
+		}
+	}
+	t := n.Embedded.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		p := "nats.embedded.tls.cert_file"
+		if t.CertFile != "" {
+			p = "nats.embedded.tls.key_file"
+		}
+		v.errorf(p, "cert_file and key_file must be set together")
+	}
+	if t.CAFile != "" && t.CertFile == "" {
+		v.errorf("nats.embedded.tls.cert_file", "is empty, but tls.ca_file is set: the server needs its own certificate to ask for its clients'")
+	}
+	if n.Embedded.Listen != "" && !LoopbackListen(n.Embedded.Listen) && t.CertFile == "" {
+		v.errorf("nats.embedded.listen", "is %q, beyond loopback, without nats.embedded.tls: clients would send their credentials and read estimates in the clear; set tls.cert_file and tls.key_file, or listen on 127.0.0.1", n.Embedded.Listen)
+	}
 }
 
 // leafNodes checks nats.embedded.domain and nats.embedded.leafnodes.

@@ -49,7 +49,7 @@ func TestBrowserPublishEndToEnd(t *testing.T) {
 			cfg.Cameras = cfg.Cameras[1:]
 			cfg.WebRTC.Addresses = []string{"127.0.0.1"}
 			r := start(t, cfg, t.TempDir())
-			c := collect(t, r.d.NATSURL())
+			c := collect(t, r.d)
 			url := "http://" + r.d.HTTPAddr() + "/publish/phone#token=tok&codec=" + codec + "&autostart=1"
 			b, err := browser.Launch(ctx, browser.Options{URL: url, FakeVideo: y4m})
 			if err != nil {

@@ -64,18 +64,30 @@ func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *
 		log.Info("outbox holds messages from before the restart; publishing them first", "messages", n)
 	}
 	urls := cfg.URLs
+	opts := clientOptions(cfg, log, b.wake)
 	if len(urls) == 0 {
-		ns, err := startEmbedded(cfg.Embedded, node, cfg.SubjectPrefix, stateDir, log)
+		creds, err := loadOrCreateCreds(stateDir, log)
 		if err != nil {
+			b.close()
+			return nil, err
+		}
+		ns, err := startEmbedded(cfg.Embedded, node, cfg.SubjectPrefix, stateDir, creds, log)
+		if err != nil {
+			b.close()
 			return nil, err
 		}
 		b.embedded = ns
 		urls = []string{ns.ClientURL()}
-	}
-	opts, err := clientOptions(cfg, log, b.wake)
-	if err != nil {
-		b.close()
-		return nil, err
+		// physd's own connection is in process: it needs no listener,
+		// and no TLS when the listener has it.
+		opts = append(opts, nats.InProcessServer(ns), nats.Nkey(creds.servicePub, creds.service.Sign))
+	} else {
+		auth, err := externalAuth(cfg)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		opts = append(opts, auth...)
 	}
 	nc, err := nats.Connect(joinURLs(urls), opts...)
 	if err != nil {
@@ -144,7 +156,7 @@ func joinURLs(urls []string) string {
 // hub cluster refuses two servers of the same name), in the node's
 // JetStream domain, and joined to a hub as a leaf node when
 // cfg.LeafNodes lists the hub's URLs; prefix is the subject prefix.
-func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, log *slog.Logger) (*server.Server, error) {
+func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *embeddedCreds, log *slog.Logger) (*server.Server, error) {
 	host, portStr, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded listen %q: %w", cfg.Listen, err)
@@ -167,6 +179,15 @@ func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, log *slog
 		// Bounded so a months-long run on a small board cannot fill its disk.
 		JetStreamMaxStore:  1 << 30,
 		JetStreamMaxMemory: 64 << 20,
+	}
+	// Every client authenticates: physd, or the read-only subscriber.
+	opts.Nkeys = creds.users(prefix)
+	if t := cfg.TLS; t.CertFile != "" {
+		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.CertFile, KeyFile: t.KeyFile, CaFile: t.CAFile, Verify: t.CAFile != ""})
+		if err != nil {
+			return nil, fmt.Errorf("nats: embedded.tls: %w", err)
+		}
+		opts.TLSConfig, opts.TLS, opts.TLSVerify = tc, true, t.CAFile != ""
 	}
 	if cfg.JetStream {
 		// The domain keeps the board's JetStream its own behind a hub
@@ -257,9 +278,10 @@ func leafRemote(l config.LeafNodes, prefix string) (*server.RemoteLeafOpts, erro
 	return r, nil
 }
 
-// clientOptions builds the connection's options; reconnected is called
-// when the connection comes back, to drain the outbox.
-func clientOptions(cfg config.NATS, log *slog.Logger, reconnected func()) ([]nats.Option, error) {
+// clientOptions builds the connection's options but its credentials;
+// reconnected is called when the connection comes back, to drain the
+// outbox.
+func clientOptions(cfg config.NATS, log *slog.Logger, reconnected func()) []nats.Option {
 	opts := []nats.Option{
 		nats.Name("physd"),
 		nats.MaxReconnects(-1),
@@ -277,6 +299,12 @@ func clientOptions(cfg config.NATS, log *slog.Logger, reconnected func()) ([]nat
 			log.Warn("nats error", "err", err)
 		}),
 	}
+	return opts
+}
+
+// externalAuth is TLS and the credentials for the servers in cfg.URLs.
+func externalAuth(cfg config.NATS) ([]nats.Option, error) {
+	var opts []nats.Option
 	if cfg.TLS.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.TLS.CAFile))
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/motion"
@@ -100,6 +102,23 @@ func (d *Daemon) NATSURL() string {
 		return ""
 	}
 	return d.bus.clientURL()
+}
+
+// SubscriberOptions are the options a local subscriber connects to
+// NATSURL with: the embedded server's read-only user (SubscriberSeed), or
+// none when physd uses configured servers (nil before Run has started
+// NATS).
+func (d *Daemon) SubscriberOptions() ([]nats.Option, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.bus == nil || d.bus.embedded == nil {
+		return nil, nil
+	}
+	o, err := nats.NkeyOptionFromSeed(SubscriberSeed(d.opt.StateDir))
+	if err != nil {
+		return nil, fmt.Errorf("daemon: subscriber credentials: %w", err)
+	}
+	return []nats.Option{o}, nil
 }
 
 // Run starts NATS and the cameras and blocks until ctx is cancelled; then

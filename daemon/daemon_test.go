@@ -79,9 +79,15 @@ type collector struct {
 	nc   *nats.Conn
 }
 
-func collect(t *testing.T, url string) *collector {
+// collect subscribes to everything d publishes, as a local subscriber:
+// with the embedded server's read-only credentials.
+func collect(t *testing.T, d *Daemon) *collector {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.Timeout(5*time.Second))
+	auth, err := d.SubscriberOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(d.NATSURL(), append(auth, nats.Timeout(5*time.Second))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +175,7 @@ func TestSyntheticCameraEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig()
 	r := start(t, cfg, dir)
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	waitFor(t, 90*time.Second, "two certified estimates", func() bool { return len(c.kind(KindEstimate)) >= 2 })
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
 	for _, e := range estimates(t, c) {
@@ -198,7 +204,7 @@ func TestSyntheticCameraEndToEnd(t *testing.T) {
 	}
 
 	r2 := start(t, cfg, dir)
-	c2 := collect(t, r2.d.NATSURL())
+	c2 := collect(t, r2.d)
 	waitFor(t, 90*time.Second, "a certified estimate after restart", func() bool { return len(c2.kind(KindEstimate)) >= 1 })
 	e := estimates(t, c2)[0]
 	t.Logf("after restart: encoder %+v", e.Encoder)
@@ -221,7 +227,7 @@ func TestEventsMode(t *testing.T) {
 	y := &cam.Source.Synthetic
 	y.Regime, y.Z0, y.V0, y.EventEvery = string(sim.RegimeOverdamped), 70, []float64{-200, -600, -1000}, 8*time.Second
 	r := start(t, cfg, t.TempDir())
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	defer func() {
 		for _, m := range c.kind(KindDiagnostic) {
 			t.Logf("%s", m.Data[:min(len(m.Data), 400)])

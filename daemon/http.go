@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
@@ -64,6 +65,8 @@ func (d *Daemon) serveHTTP(ctx context.Context, hc config.HTTP) (net.Addr, <-cha
 		// First of all, so that a flood is refused before any token check.
 		h = newRateLimiter(hc.RateLimit, hc.RateBurst, d.log, d.metrics.rejected.WithLabelValues(rejectRateLimit)).handler(h)
 	}
+	// Outermost, so that the 429 and 413 answers carry them too.
+	h = safeHeaders(h)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: maxHeader}
 	done := make(chan struct{})
@@ -112,6 +115,19 @@ func (d *Daemon) routes() http.Handler {
 	return mux
 }
 
+// safeHeaders sets what every response carries: X-Content-Type-Options:
+// nosniff (no browser reads an answer as anything but its Content-Type)
+// and Cache-Control: no-store (no cache, shared or the browser's, keeps
+// an estimate, a metric or an error). The pages and their assets
+// replace the latter with no-cache and their ETag: they hold no data.
+func safeHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
+}
+
 // limitBodies caps the body of every request at maxBody, whichever
 // handler reads it (readBody answers 413 when a body is over); a body
 // declared longer is refused with 413 before any handler runs.
@@ -156,6 +172,7 @@ func writeJSON(w http.ResponseWriter, v any) { writeJSONStatus(w, http.StatusOK,
 func writeJSONStatus(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
@@ -170,34 +187,130 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(tok), true
 }
 
-// authorize checks the request's bearer token against the accepted ones
-// (empty ones are skipped) and writes 401 if none matches. With no
-// accepted token at all the request passes.
-func authorize(w http.ResponseWriter, r *http.Request, accepted ...string) bool {
-	any := false
-	for _, a := range accepted {
-		any = any || a != ""
-	}
-	if !any {
-		return true
-	}
+// tokenDigest is what tokens are compared by: SHA-256 digests, all of one
+// length, so that the constant-time comparison takes the same time
+// whatever the lengths of the token sent and of the one configured.
+func tokenDigest(tok string) [sha256.Size]byte { return sha256.Sum256([]byte(tok)) }
+
+// tokenIs reports whether the request's token (sent says there was one;
+// digest is tokenDigest of it) is accepted, a configured token ("" is
+// none). The comparison runs, in constant time, in every case.
+func tokenIs(digest [sha256.Size]byte, sent bool, accepted string) bool {
+	a := tokenDigest(accepted)
+	eq := subtle.ConstantTimeCompare(digest[:], a[:]) == 1
+	return eq && sent && accepted != ""
+}
+
+// sentToken returns the digest of the request's bearer token and whether
+// it sent one.
+func sentToken(r *http.Request) ([sha256.Size]byte, bool) {
 	tok, ok := bearer(r)
-	if !ok {
+	return tokenDigest(tok), ok
+}
+
+// unauthorized writes 401. The answer depends on the request only (no
+// token, or a token that is not accepted), never on the camera it names
+// or on which token it missed.
+func unauthorized(w http.ResponseWriter, r *http.Request) {
+	if _, ok := bearer(r); !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="physd"`)
 		httpError(w, http.StatusUnauthorized, "missing bearer token: send \"Authorization: Bearer <token>\"")
-		return false
-	}
-	for _, a := range accepted {
-		if a != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(a)) == 1 {
-			return true
-		}
+		return
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="physd", error="invalid_token"`)
 	httpError(w, http.StatusUnauthorized, "invalid bearer token")
-	return false
 }
 
-// cameraOr404 returns the running camera named in the path.
+// authorize checks the request's bearer token against the accepted ones
+// (empty ones are skipped; every one is compared) and writes 401 if none
+// matches. With no accepted token at all the request passes.
+func authorize(w http.ResponseWriter, r *http.Request, accepted ...string) bool {
+	digest, sent := sentToken(r)
+	configured, ok := false, false
+	for _, a := range accepted {
+		configured = configured || a != ""
+		ok = tokenIs(digest, sent, a) || ok
+	}
+	if configured && !ok {
+		unauthorized(w, r)
+		return false
+	}
+	return true
+}
+
+// cameraToken is the token a camera's own clients present (whip: its
+// source.token, for its publishers, its publish config and its latest
+// results); "" for the other kinds.
+func (c *camera) cameraToken() string {
+	if _, ok := c.whip(); !ok {
+		return ""
+	}
+	return c.cfg.Source.Token.Value()
+}
+
+// cameraRoute authorizes a request to a route of one camera
+// (/whip/{camera}, /api/v1/cameras/{camera}/publish and …/latest) and
+// returns its camera; otherwise it writes 401 or 404 and returns nil.
+//
+// The token comes first. The request's token is compared, in constant
+// time, with http.token and with every camera's own token — all of them,
+// whichever camera the path names, so the time taken does not depend on
+// it. It admits the request to the path's camera if it is http.token or
+// that camera's own token; with no http.token, a camera without a token
+// of its own is open (loopback only: the config requires a token
+// anywhere else). Only an admitted request learns whether the camera
+// exists (404). While any token is configured (http.token or a camera's),
+// a request that is not admitted gets the same 401 — status, headers and
+// body — whether the camera exists or not, so that without a token no
+// camera name can be probed. With no token configured anywhere the API is
+// open and an unknown camera is plainly 404.
+func (d *Daemon) cameraRoute(w http.ResponseWriter, r *http.Request) *camera {
+	c, ok := d.admit(r)
+	if !ok {
+		unauthorized(w, r)
+		return nil
+	}
+	if c == nil {
+		httpError(w, http.StatusNotFound, "no camera %q", r.PathValue("camera"))
+	}
+	return c
+}
+
+// admit is cameraRoute's decision: the path's camera (nil if there is
+// none) and whether the request may learn about it.
+func (d *Daemon) admit(r *http.Request) (*camera, bool) {
+	name := r.PathValue("camera")
+	digest, sent := sentToken(r)
+	d.mu.Lock()
+	global := d.cfg.HTTP.Token.Value()
+	configured := global != ""
+	for _, cc := range d.cfg.Cameras {
+		configured = configured || (cc.Source.Kind == config.KindWHIP && cc.Source.Token.IsSet())
+	}
+	admitted := tokenIs(digest, sent, global)
+	for key, cam := range d.cameras {
+		tok := cam.cameraToken()
+		configured = configured || tok != ""
+		if tokenIs(digest, sent, tok) && key == name {
+			admitted = true
+		}
+	}
+	c := d.cameras[name]
+	d.mu.Unlock()
+	if !admitted && global == "" && c != nil && c.cameraToken() == "" {
+		admitted = true // open: no token guards this camera
+	}
+	if !configured {
+		return c, true
+	}
+	if !admitted {
+		return nil, false
+	}
+	return c, true
+}
+
+// cameraOr404 returns the running camera named in the path. Only for
+// routes whose token was checked already (see cameraRoute).
 func (d *Daemon) cameraOr404(w http.ResponseWriter, r *http.Request) *camera {
 	name := r.PathValue("camera")
 	d.mu.Lock()
@@ -219,8 +332,11 @@ type publishInfo struct {
 	ROI    *[4]int `json:"roi"`
 }
 
+// publishConfig serves GET /api/v1/cameras/{camera}/publish, what the
+// publish page asks for first; it needs http.token or the camera's own
+// token, like the rest of the API (see cameraRoute).
 func (d *Daemon) publishConfig(w http.ResponseWriter, r *http.Request) {
-	c := d.cameraOr404(w, r)
+	c := d.cameraRoute(w, r)
 	if c == nil {
 		return
 	}
@@ -259,19 +375,11 @@ func (d *Daemon) operator(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// latest serves GET /api/v1/cameras/{camera}/latest, to http.token or
+// the camera's own token (see cameraRoute).
 func (d *Daemon) latest(w http.ResponseWriter, r *http.Request) {
-	c := d.cameraOr404(w, r)
+	c := d.cameraRoute(w, r)
 	if c == nil {
-		return
-	}
-	d.mu.Lock()
-	global := d.cfg.HTTP.Token.Value()
-	d.mu.Unlock()
-	var camTok string
-	if _, ok := c.whip(); ok {
-		camTok = c.cfg.Source.Token.Value()
-	}
-	if !authorize(w, r, global, camTok) {
 		return
 	}
 	c.mu.Lock()

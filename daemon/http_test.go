@@ -72,7 +72,9 @@ func TestHTTPSPublishPage(t *testing.T) {
 		"/publish/assets/publish.js":       "getUserMedia",
 		"/healthz":                         "ok",
 	} {
-		resp, err := client.Get(base + path)
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Authorization", "Bearer tok") // the publish config needs it
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}

@@ -89,7 +89,7 @@ func TestRealFootageFileCamera(t *testing.T) {
 	cam.Window = config.WindowOverride{Length: 8 * time.Second, Hop: time.Second}
 	cfg.Cameras = []config.Camera{cam}
 	r := start(t, cfg, t.TempDir())
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 
 	const want = 3
 	waitFor(t, 120*time.Second, "certified estimates from the real recording", func() bool {

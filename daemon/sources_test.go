@@ -111,7 +111,7 @@ func TestFileSourceEndToEnd(t *testing.T) {
 	cam.Source.Realtime = true
 	cfg.Cameras = []config.Camera{cam}
 	r := start(t, cfg, t.TempDir())
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	checkStream(t, c, 60*time.Second)
 	waitFor(t, 30*time.Second, "the file to end", func() bool { return r.d.Statuses()["recording"].State == "ended" })
 }
@@ -150,7 +150,7 @@ func TestRTSPEndToEnd(t *testing.T) {
 	cfg := testConfig()
 	cfg.Cameras = []config.Camera{rtspCamera("cable", url), rtspCamera("cable265", srv.URL("cable265"))}
 	r := start(t, cfg, t.TempDir())
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	waitFor(t, 100*time.Second, "a certified estimate from each camera", func() bool {
 		seen := map[string]bool{}
 		for _, e := range estimates(t, c) {

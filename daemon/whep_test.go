@@ -35,7 +35,7 @@ func TestWHEPEndToEnd(t *testing.T) {
 			cam.Source = config.Source{Kind: config.KindWHEP, URL: config.NewSecret(srv.URL()), Token: config.NewSecret("media-token"), Timeout: 5 * time.Second}
 			cfg.Cameras = []config.Camera{cam}
 			r := start(t, cfg, t.TempDir())
-			c := collect(t, r.d.NATSURL())
+			c := collect(t, r.d)
 			waitFor(t, 60*time.Second, "certified estimates pulled over WHEP", func() bool { return len(estimates(t, c)) >= 3 })
 			for _, e := range estimates(t, c) {
 				t.Logf("%s: γ0 %.5f ± %.5f γ1 %.5f ± %.5f (%d frames)", codec, e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames)

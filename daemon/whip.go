@@ -27,19 +27,23 @@ func (c *camera) whipOr404(w http.ResponseWriter) *stream.WHIPSource {
 	return src
 }
 
-// whipCamera resolves the camera of a WHIP request and checks its token;
-// it writes the error response and returns nil when the request must stop.
+// whipCamera checks a WHIP request's token, then resolves its camera (see
+// cameraRoute: the camera's source.token or http.token; without either
+// an unknown camera answers as a known one does, 401); it writes the
+// error response and returns nil when the request must stop.
 func (d *Daemon) whipCamera(w http.ResponseWriter, r *http.Request) (*camera, *stream.WHIPSource) {
-	c := d.cameraOr404(w, r)
+	c, ok := d.admit(r)
+	if !ok {
+		d.log.Warn("whip request refused: bad token", "camera", r.PathValue("camera"), "remote", r.RemoteAddr, "method", r.Method)
+		unauthorized(w, r)
+		return nil, nil
+	}
 	if c == nil {
+		httpError(w, http.StatusNotFound, "no camera %q", r.PathValue("camera"))
 		return nil, nil
 	}
 	src := c.whipOr404(w)
 	if src == nil {
-		return nil, nil
-	}
-	if !authorize(w, r, c.cfg.Source.Token.Value()) {
-		c.log.Warn("whip request refused: bad token", "remote", r.RemoteAddr, "method", r.Method)
 		return nil, nil
 	}
 	return c, src

@@ -66,7 +66,7 @@ func TestWHIPEndToEnd(t *testing.T) {
 	cfg.Cameras = cfg.Cameras[1:] // only the WHIP camera
 	r := start(t, cfg, t.TempDir())
 	base := "http://" + r.d.HTTPAddr()
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
 
 	var prev *whipPublisher
@@ -179,7 +179,9 @@ func TestWHIPBadInput(t *testing.T) {
 		{"wrong content type", "/whip/phone", "tok", "text/plain", vp8Offer, 415, "application/sdp"},
 		{"empty body", "/whip/phone", "tok", "application/sdp", "", 400, "empty body"},
 		{"oversized body", "/whip/phone", "tok", "application/sdp", strings.Repeat("a=x\r\n", 20000), 413, "bytes"},
-		{"unknown camera", "/whip/nosuch", "tok", "application/sdp", vp8Offer, 404, "no camera"},
+		// phone's token admits to phone only: any other camera, real or
+		// not, answers 401 (TestHTTPUnknownCameraLikeKnown).
+		{"unknown camera", "/whip/nosuch", "tok", "application/sdp", vp8Offer, 401, "invalid bearer token"},
 		{"not a WHIP camera", "/whip/pendulum", "tok", "application/sdp", vp8Offer, 404, "does not take WHIP"},
 	}
 	for _, tc := range cases {

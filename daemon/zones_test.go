@@ -76,7 +76,7 @@ func TestZonesOneDecode(t *testing.T) {
 	}
 	cfg.Cameras = []config.Camera{cam}
 	r := start(t, cfg, t.TempDir())
-	c := collect(t, r.d.NATSURL())
+	c := collect(t, r.d)
 	zones := map[string][2]float64{"left": truth[0], "right": truth[1]}
 	waitFor(t, 120*time.Second, "two certified estimates from each zone", func() bool {
 		n := map[string]int{}

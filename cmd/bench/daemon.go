@@ -71,15 +71,9 @@ func runDaemon(ctx context.Context, physd string, n int, dur time.Duration) (*da
 		return nil, err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	var nc *nats.Conn
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		if nc, err = nats.Connect(url); err == nil {
-			break
-		}
-		if time.Since(start) > 20*time.Second {
-			return nil, fmt.Errorf("physd did not start: %s", stderr.String())
-		}
+	nc, err := connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), filepath.Join(dir, "state"), &stderr)
+	if err != nil {
+		return nil, err
 	}
 	defer nc.Close()
 	r := &daemonRun{cameras: n}

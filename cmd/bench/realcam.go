@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/rtspserver"
 )
@@ -273,7 +274,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 		return nil, err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	nc, err := connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), &stderr)
+	nc, err := connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), filepath.Join(dir, "state"), &stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -325,12 +326,16 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	return r, nil
 }
 
-// connectNATS waits for the daemon's embedded server.
-func connectNATS(url string, stderr *bytes.Buffer) (*nats.Conn, error) {
+// connectNATS waits for the daemon's embedded server and connects as its
+// subscriber, with the seed physd creates in stateDir.
+func connectNATS(url, stateDir string, stderr *bytes.Buffer) (*nats.Conn, error) {
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
-		nc, err := nats.Connect(url)
+		seed, err := nats.NkeyOptionFromSeed(daemon.SubscriberSeed(stateDir))
 		if err == nil {
-			return nc, nil
+			var nc *nats.Conn
+			if nc, err = nats.Connect(url, seed); err == nil {
+				return nc, nil
+			}
 		}
 		if time.Since(start) > 20*time.Second {
 			return nil, fmt.Errorf("physd did not start: %s", stderr.String())

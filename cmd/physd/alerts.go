@@ -48,6 +48,8 @@ func cmdAlerts(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	urls := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
 	creds := fs.String("creds", "", "NATS credentials file")
+	var auth boardAuth
+	auth.flags(fs)
 	caFile := fs.String("tls-ca", "", "CA certificate file to verify the NATS server")
 	certFile := fs.String("tls-cert", "", "client certificate file (with --tls-key)")
 	keyFile := fs.String("tls-key", "", "client key file (with --tls-cert)")
@@ -118,9 +120,16 @@ func cmdAlerts(ctx context.Context, args []string, stderr io.Writer) error {
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "err", err) }),
 	}
 	opts = append(opts, clientAuth(*creds, *caFile, *certFile, *keyFile)...)
-	nc, err := nats.Connect(*urls, opts...)
+	seed, used, err := auth.options(*urls, *creds)
 	if err != nil {
-		return fmt.Errorf("alerts: connect to %s: %w", redactURL(*urls), err)
+		return fmt.Errorf("alerts: %w", err)
+	}
+	if used != "" {
+		log.Info("nats: authenticating with an nkey seed", "file", used)
+	}
+	nc, err := nats.Connect(*urls, append(opts, seed...)...)
+	if err != nil {
+		return fmt.Errorf("alerts: connect to %s: %w", redactURL(*urls), auth.hint(err, used+*creds))
 	}
 	defer nc.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)

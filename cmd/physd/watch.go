@@ -55,6 +55,8 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	url := fs.String("nats", nats.DefaultURL, "NATS server URL")
 	prefix := fs.String("prefix", "physd", "subject prefix")
 	creds := fs.String("creds", "", "NATS credentials file")
+	var auth boardAuth
+	auth.flags(fs)
 	diag := fs.Bool("diag", false, "also print every window's verdict")
 	count := fs.Int("n", 0, "exit after this many estimates (0: run until interrupted)")
 	board := fs.String("board", "", "only this board's messages (its node.name)")
@@ -89,9 +91,13 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *creds != "" {
 		opts = append(opts, nats.UserCredentials(*creds))
 	}
-	nc, err := nats.Connect(*url, opts...)
+	seed, used, err := auth.options(*url, *creds)
 	if err != nil {
-		return fmt.Errorf("watch: connect to %s: %w", *url, err)
+		return fmt.Errorf("watch: %w", err)
+	}
+	nc, err := nats.Connect(*url, append(opts, seed...)...)
+	if err != nil {
+		return fmt.Errorf("watch: connect to %s: %w", *url, auth.hint(err, used+*creds))
 	}
 	defer nc.Close()
 	msgs := make(chan *nats.Msg, 256)

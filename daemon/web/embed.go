@@ -6,9 +6,9 @@
 // estimate. It talks to the daemon through these routes, which the daemon
 // serves (not this package):
 //
-//	GET    /api/v1/cameras/{camera}/publish  publish config (JSON, public)
-//	POST   /whip/{camera}                    SDP offer → 201 + answer + Location
-//	DELETE {Location}                        end the session
+//	GET    /api/v1/cameras/{camera}/publish  publish config (JSON, bearer)
+//	POST   /whip/{camera}                    SDP offer → 201 + answer + Location (bearer)
+//	DELETE {Location}                        end the session (bearer)
 //	GET    /api/v1/cameras/{camera}/latest   latest estimate (JSON, bearer)
 //
 // The token, the codec choice and autostart travel in the URL fragment

@@ -2,6 +2,9 @@
 // (RFC 9725) and shows physd's latest estimate for the camera. Served at
 // /publish/{camera}; the URL fragment (never sent to the server) may carry
 // token=..., codec=vp8|h264 (offer only that codec family) and autostart=1.
+// Every request carries the token, the first one (the camera's publish
+// config) too: without the token the page asks for it and loads the config
+// on Start.
 //
 // ICE: no trickle. The page waits for candidate gathering to complete
 // (bounded by GATHER_MS; host candidates on a LAN take ~0.2 s) and sends one
@@ -86,23 +89,36 @@ async function init() {
   addEventListener("pagehide", () => stop("page closed"));
   new ResizeObserver(drawROI).observe($("video"));
   $("video").addEventListener("resize", () => { drawROI(); showCapture(false); });
-  try {
-    cfg = await (await request(api + "/publish")).json();
-  } catch (e) {
-    status(`Cannot load the camera's publish config: ${e.message}`, true);
-    setButton("Start", true);
-    return;
-  }
-  log("config " + JSON.stringify(cfg));
-  $("video").parentElement.style.aspectRatio = `${cfg.width} / ${cfg.height}`;
   if (!window.isSecureContext || !navigator.mediaDevices) {
     status("Camera access needs a secure page: open it over HTTPS (or on localhost).", true);
     setButton("Start", true);
     return;
   }
+  const token = $("token").value.trim();
+  if (!token) {
+    // The publish config needs the token too: it comes with Start.
+    status("Enter the publish token and press Start.");
+    return;
+  }
+  if (!(await configure(token))) return;
   if (!(await openCamera())) return;
   if (frag.get("autostart") === "1") start();
-  else status("Ready: enter the token and press Start.");
+  else status("Ready: press Start.");
+}
+
+// configure loads the camera's publish config with the token (physd
+// answers 401 without it, whether the camera exists or not).
+async function configure(token) {
+  try {
+    cfg = await (await request(api + "/publish", { headers: { Authorization: "Bearer " + token } })).json();
+  } catch (e) {
+    cfg = null;
+    status(`Cannot load the camera's publish config: ${e.message}`, true);
+    return false;
+  }
+  log("config " + JSON.stringify(cfg));
+  $("video").parentElement.style.aspectRatio = `${cfg.width} / ${cfg.height}`;
+  return true;
 }
 
 async function openCamera() {
@@ -174,12 +190,20 @@ function drawROI() {
 }
 
 async function start() {
-  if (busy || pc || !cfg) return;
+  if (busy || pc) return;
   const token = $("token").value.trim();
   if (!token) {
     status("Enter the publish token first.", true);
     $("token").focus();
     return;
+  }
+  if (!cfg) {
+    busy = true;
+    setButton("Starting…", true);
+    const ok = await configure(token);
+    busy = false;
+    setButton();
+    if (!ok) return;
   }
   if (!stream && !(await openCamera())) return;
   busy = true;

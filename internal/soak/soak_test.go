@@ -75,7 +75,12 @@ func TestSoak(t *testing.T) {
 	var received atomic.Int64
 	var bad atomic.Int64
 	for start := time.Now(); nc == nil; {
-		c, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", natsPort))
+		// As a local subscriber, once physd has created its credentials.
+		seed, err := nats.NkeyOptionFromSeed(daemon.SubscriberSeed(filepath.Join(dir, "state")))
+		var c *nats.Conn
+		if err == nil {
+			c, err = nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", natsPort), seed)
+		}
 		if err == nil {
 			nc = c
 			break
