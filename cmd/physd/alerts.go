@@ -120,16 +120,12 @@ func cmdAlerts(ctx context.Context, args []string, stderr io.Writer) error {
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { log.Warn("nats error", "err", err) }),
 	}
 	opts = append(opts, clientAuth(*creds, *caFile, *certFile, *keyFile)...)
-	seed, used, err := auth.options(*urls, *creds)
+	nc, used, err := auth.connect(*urls, *creds, opts...)
 	if err != nil {
-		return fmt.Errorf("alerts: %w", err)
+		return fmt.Errorf("alerts: connect to %s: %w", redactURL(*urls), err)
 	}
 	if used != "" {
-		log.Info("nats: authenticating with an nkey seed", "file", used)
-	}
-	nc, err := nats.Connect(*urls, append(opts, seed...)...)
-	if err != nil {
-		return fmt.Errorf("alerts: connect to %s: %w", redactURL(*urls), auth.hint(err, used+*creds))
+		log.Info("nats: authenticated with an nkey seed", "file", used)
 	}
 	defer nc.Close()
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)

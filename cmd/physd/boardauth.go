@@ -36,24 +36,33 @@ func (b *boardAuth) flags(fs *flag.FlagSet) {
 	fs.StringVar(&b.stateDir, "state-dir", "", "physd's state directory, where the embedded server's subscriber seed is (default: $STATE_DIRECTORY, the service's "+serviceStateDir+", "+serviceConfig+"'s state_dir, then the user's)")
 }
 
-// options are the connection's credentials for the servers in urls when
-// creds (a .creds file) is not given: --nkey, or for a server on loopback
-// the subscriber seed found in physd's state directory (none found: none,
-// for servers without authentication). used names the seed file, if any.
-func (b *boardAuth) options(urls, creds string) (opts []nats.Option, used string, err error) {
+// connect connects to urls with opts and, when creds (a .creds file) is
+// not given, an nkey: --nkey, or the subscriber seed in --state-dir, or —
+// for a server on loopback that refuses an anonymous client — the seed
+// found in physd's state directories (find). Servers without
+// authentication never see a seed they did not ask for. used names the
+// seed file, if any.
+func (b *boardAuth) connect(urls, creds string, opts ...nats.Option) (nc *nats.Conn, used string, err error) {
 	seed := b.nkey
-	if seed == "" && creds == "" && (b.stateDir != "" || loopbackURLs(urls)) {
-		seed = b.find()
+	if seed == "" && creds == "" && b.stateDir != "" {
+		seed = daemon.SubscriberSeed(b.stateDir)
 	}
 	if seed == "" {
-		return nil, "", nil
+		nc, err = nats.Connect(urls, opts...)
+		if !errors.Is(err, nats.ErrAuthorization) || creds != "" || !loopbackURLs(urls) {
+			return nc, "", b.hint(err, creds)
+		}
+		if seed = b.find(); seed == "" {
+			return nil, "", b.hint(err, "")
+		}
 	}
 	o, err := nats.NkeyOptionFromSeed(seed)
 	if err != nil {
 		// Not wrapped: the error may quote the seed's bytes.
-		return nil, "", fmt.Errorf("nkey seed %s: cannot read it as a seed (is it physd's %s?)", seed, daemon.SubscriberSeedFile)
+		return nil, seed, fmt.Errorf("nkey seed %s: cannot read it as a seed (is it physd's %s?)", seed, daemon.SubscriberSeedFile)
 	}
-	return []nats.Option{o}, seed, nil
+	nc, err = nats.Connect(urls, append(opts, o)...)
+	return nc, seed, err
 }
 
 // find returns the first subscriber seed that exists among the state
@@ -104,10 +113,10 @@ func loopbackURLs(urls string) bool {
 	return true
 }
 
-// hint explains an authorization error from a board's server when no seed
-// was used.
+// hint explains an authorization error from a board's server when no
+// credentials were used.
 func (b *boardAuth) hint(err error, used string) error {
-	if used != "" || !errors.Is(err, nats.ErrAuthorization) {
+	if err == nil || used != "" || !errors.Is(err, nats.ErrAuthorization) {
 		return err
 	}
 	return fmt.Errorf("%w (physd's embedded server admits only its own users: give --state-dir, physd's state directory, or --nkey STATE_DIR/%s; no seed was found in %s, %s's state_dir or the user's)",

@@ -170,4 +170,15 @@ func TestForgedAlertNeverReachesAlerts(t *testing.T) {
 	if !strings.Contains(aerr.String(), daemon.SubscriberSeedFile) {
 		t.Errorf("physd alerts did not say which seed it used:\n%s", aerr.String())
 	}
+
+	// physd watch on the board, given nothing: the embedded server refuses
+	// it anonymously, and it finds the seed in physd's state directory (as
+	// systemd's $STATE_DIRECTORY names it here).
+	t.Setenv("STATE_DIRECTORY", dir)
+	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer wcancel()
+	var wout, werr bytes.Buffer
+	if code := run(wctx, []string{"watch", "--nats", url, "-n", "1"}, &wout, &werr); code != exitOK || !strings.Contains(wout.String(), "pendulum") {
+		t.Errorf("physd watch: exit %d, out %q, err %q", code, wout.String(), werr.String())
+	}
 }

@@ -48,7 +48,9 @@ func TestRunWatchAndReload(t *testing.T) {
 	waitText(t, &errb, "physd running", 20*time.Second)
 
 	var wout, werr bytes.Buffer
-	code := run(ctx, []string{"watch", "--nats", fmt.Sprintf("nats://127.0.0.1:%d", port), "-n", "1", "one"}, &wout, &werr)
+	// As a local subscriber: with the seed physd created in its state
+	// directory (without it the embedded server refuses the connection).
+	code := run(ctx, []string{"watch", "--nats", fmt.Sprintf("nats://127.0.0.1:%d", port), "--state-dir", filepath.Join(dir, "state"), "-n", "1", "one"}, &wout, &werr)
 	if code != exitOK || !strings.Contains(wout.String(), "one ") || !strings.Contains(wout.String(), "underdamped") {
 		t.Fatalf("watch: exit %d, out %q, err %q", code, wout.String(), werr.String())
 	}

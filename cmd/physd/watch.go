@@ -91,13 +91,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *creds != "" {
 		opts = append(opts, nats.UserCredentials(*creds))
 	}
-	seed, used, err := auth.options(*url, *creds)
+	nc, _, err := auth.connect(*url, *creds, opts...)
 	if err != nil {
-		return fmt.Errorf("watch: %w", err)
-	}
-	nc, err := nats.Connect(*url, append(opts, seed...)...)
-	if err != nil {
-		return fmt.Errorf("watch: connect to %s: %w", *url, auth.hint(err, used+*creds))
+		return fmt.Errorf("watch: connect to %s: %w", *url, err)
 	}
 	defer nc.Close()
 	msgs := make(chan *nats.Msg, 256)
