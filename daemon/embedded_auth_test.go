@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,7 +131,7 @@ func TestEmbeddedServerAuthenticates(t *testing.T) {
 // parse stops the start with an error naming the file, never quoting it.
 func TestEmbeddedCredentialsFiles(t *testing.T) {
 	dir := t.TempDir()
-	log := testLogger(t)
+	log := slog.New(slog.DiscardHandler)
 	if _, err := loadOrCreateCreds(dir, log); err != nil {
 		t.Fatal(err)
 	}
