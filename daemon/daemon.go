@@ -17,9 +17,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
-	"github.com/physd/physd/tracker"
 )
 
 // Options are what the daemon needs besides its configuration.
@@ -258,11 +256,7 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if err != nil {
 		return err
 	}
-	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: d.bus, preset: p, node: d.bus.node, onEst: d.opt.OnEstimate, motionCache: motion.NewCache(), trackCache: tracker.NewCache(),
-		trainTime: d.metrics.training.WithLabelValues(cc.Name),
-		dir:       filepath.Join(d.opt.StateDir, "cameras", cc.Name), verdict: map[string]int{}, state: "starting",
-		dash: newCamDash(d.dash, thumb, cfg), gate: d.gate}
-	c.alerts = newAlerter(cc.Name, cfg.Alerts, c.loadBaseline())
+	c := d.newLine(lineSpec{cam: cc, cfg: cfg, src: src, log: log, preset: p, dir: filepath.Join(d.opt.StateDir, "cameras", cc.Name), thumb: thumb})
 	if len(cc.Zones) > 0 {
 		c.feeds = map[string]chan sourceItem{}
 	}

@@ -129,11 +129,9 @@ func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 		return fmt.Errorf("zone %s: %w", z.Name, err)
 	}
 	key := c.cfg.Name + "." + z.Name
-	l := &camera{cfg: zc, all: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), bus: d.bus, node: d.bus.node,
-		preset: p, onEst: d.opt.OnEstimate, trainTime: d.metrics.training.WithLabelValues(key),
-		dir:  zoneDir(d.opt.StateDir, c.cfg.Name, z.Name),
-		zone: z.Name, cut: &pre, up: c, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, c.dash.thumbnailer(), cfg)}
-	l.alerts = newAlerter(c.cfg.Name, zcfg.Alerts, l.loadBaseline())
+	l := d.newLine(lineSpec{cam: zc, cfg: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), preset: p,
+		dir: zoneDir(d.opt.StateDir, c.cfg.Name, z.Name), thumb: c.dash.thumbnailer(), zone: z.Name})
+	l.cut, l.up = &pre, c
 	l.feed = c.attach(z.Name)
 	d.mu.Lock()
 	d.cameras[key] = l
