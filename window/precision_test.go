@@ -76,9 +76,11 @@ func TestPrecisionClipsAndUndamped(t *testing.T) {
 	if !v.Identified {
 		t.Fatalf("three critical clips with coverage: %s %v", v.Status, v.Reasons)
 	}
-	v = Certify(withSigma(r, 1, 2*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{MaxRelSigmaZeta: 100}) // σ(f_n) 2 % of f_n
-	if v.Certified || v.Precision.ClipsNeeded != 12 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "about 12 clips like these") {
-		t.Errorf("three clips at 2× the limit: %s %+v %v", v.Status, v.Precision, v.Reasons)
+	// σ(f_n) 1.9 % of f_n: 3 clips × 1.9² = 10.8, so 11 (away from a
+	// rounding edge, which arm64's fused multiply-adds could tip).
+	v = Certify(withSigma(r, 1, 1.9*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{MaxRelSigmaZeta: 100})
+	if v.Certified || v.Precision.ClipsNeeded != 11 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "about 11 clips like these") {
+		t.Errorf("three clips at 1.9× the limit: %s %+v %v", v.Status, v.Precision, v.Reasons)
 	}
 	u, uv := fitScenes(t, []sim.Scene{pendulum(sim.RegimeUndamped, 50, 0, 2.5*math.Pi)})
 	if uv.Status != UndampedDiscrete {
