@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nkeys"
 )
 
@@ -68,21 +67,7 @@ func TestEmbeddedServerAuthenticates(t *testing.T) {
 	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	js, err := jetstream.New(sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := js.OrderedConsumer(ctx, "PHYSD_ESTIMATES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"physd.*.estimate"}})
-	if err != nil {
-		t.Fatalf("the subscriber cannot consume the stream: %v", err)
-	}
-	m, err := cons.Next(jetstream.FetchMaxWait(60 * time.Second))
-	if err != nil {
-		t.Fatalf("no certified estimate reached the subscriber: %v", err)
-	}
-	if _, err := DecodeEstimate(m.Data()); err != nil {
-		t.Fatal(err)
-	}
+	js := consumeEstimate(ctx, t, sub)
 	if _, err := sub.SubscribeSync("physd.>"); err != nil {
 		t.Fatal(err)
 	}

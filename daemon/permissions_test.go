@@ -44,21 +44,7 @@ func TestNATSLeastPrivilege(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	sub := connectSeed(t, url, subscriberSeed)
-	js, err := jetstream.New(sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := js.OrderedConsumer(ctx, "PHYSD_ESTIMATES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"physd.*.estimate"}})
-	if err != nil {
-		t.Fatalf("the subscriber cannot consume the stream: %v", err)
-	}
-	m, err := cons.Next(jetstream.FetchMaxWait(60 * time.Second))
-	if err != nil {
-		t.Fatalf("no certified estimate reached the subscriber: %v", err)
-	}
-	if _, err := DecodeEstimate(m.Data()); err != nil {
-		t.Fatal(err)
-	}
+	consumeEstimate(ctx, t, sub)
 
 	// What each user may not do.
 	denied := func(nc *nats.Conn, errs <-chan error, subject string) {
@@ -99,4 +85,27 @@ func connectSeed(t *testing.T, url, seed string, extra ...nats.Option) *nats.Con
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// consumeEstimate reads the stream's first certified estimate as the
+// subscriber nc, failing the test if it may not or none comes in 60 s; it
+// returns the JetStream context it used.
+func consumeEstimate(ctx context.Context, t *testing.T, nc *nats.Conn) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.OrderedConsumer(ctx, "PHYSD_ESTIMATES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"physd.*.estimate"}})
+	if err != nil {
+		t.Fatalf("the subscriber cannot consume the stream: %v", err)
+	}
+	m, err := cons.Next(jetstream.FetchMaxWait(60 * time.Second))
+	if err != nil {
+		t.Fatalf("no certified estimate reached the subscriber: %v", err)
+	}
+	if _, err := DecodeEstimate(m.Data()); err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

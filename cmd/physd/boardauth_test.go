@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,25 +19,8 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/daemon"
+	"github.com/physd/physd/internal/physdtest"
 )
-
-// syncBuffer is a bytes.Buffer for a command's output read while it runs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A forged alert never reaches physd alerts: on a board's embedded server
 // only physd's own credentials may publish on its subjects. physd alerts
@@ -69,7 +51,7 @@ func TestForgedAlertNeverReachesAlerts(t *testing.T) {
 
 	handled := filepath.Join(dir, "handled")
 	actx, acancel := context.WithCancel(context.Background())
-	var aout, aerr syncBuffer
+	var aout, aerr physdtest.Log
 	adone := make(chan int, 1)
 	go func() {
 		adone <- run(actx, []string{"alerts", "--nats", url, "--state-dir", dir, "--exec", "cat >> " + handled + "; echo >> " + handled}, &aout, &aerr)
