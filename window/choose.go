@@ -76,8 +76,7 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 			continue
 		}
 		if d := disagreement(cands[pick], cands[i]); d != "" {
-			v.Status, v.Certified, v.Identified = NotCertified, false, false
-			v.Reasons = append(v.Reasons, fmt.Sprintf("two readouts certify different answers: %s gives γ0 %.4g, γ1 %.3g and %s gives γ0 %.4g, γ1 %.3g (%s); the scene holds another motion that fits an ODE, or a readout bends the state",
+			v.refuse(CheckReadoutsAgree, true, fmt.Sprintf("two readouts certify different answers: %s gives γ0 %.4g, γ1 %.3g and %s gives γ0 %.4g, γ1 %.3g (%s); the scene holds another motion that fits an ODE, or a readout bends the state",
 				name(cands[pick]), cands[pick].Gamma0, cands[pick].Gamma1, name(cands[i]), cands[i].Gamma0, cands[i].Gamma1, d))
 		}
 	}
@@ -87,8 +86,7 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 				continue
 			}
 			if d := lagging(cands[pick], r); d != "" {
-				v.Status, v.Certified, v.Identified = NotCertified, false, false
-				v.Reasons = append(v.Reasons, d)
+				v.refuse(CheckNoLag, false, d)
 				break
 			}
 		}
@@ -122,4 +120,12 @@ func disagreement(a, b *estimator.Result) string {
 		return fmt.Sprintf("|Δγ1| %.3g > %.3g", d1, tol1)
 	}
 	return ""
+}
+
+// refuse fails v on a check Choose makes across readouts: the answer is
+// no longer unique.
+func (v *Verdict) refuse(check string, needsSigma bool, why string) {
+	v.Status, v.Certified, v.Identified = NotCertified, false, false
+	v.Checks = append(v.Checks, Check{Name: check, NeedsSigma: needsSigma, Detail: why})
+	v.Reasons = append(v.Reasons, why)
 }

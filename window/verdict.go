@@ -105,8 +105,11 @@ type Verdict struct {
 	// window is Certified when it is Identified and Precision holds.
 	Identified bool `json:"identified"`
 	// Precision is the estimate's σ against the precision limits.
-	Precision    Precision    `json:"precision"`
-	Reasons      []string     `json:"reasons,omitempty"`
+	Precision Precision `json:"precision"`
+	Reasons   []string  `json:"reasons,omitempty"`
+	// Checks are the certificate's tests in the order they were made,
+	// each passed or failed (Check); Reasons are the failed ones' details.
+	Checks       []Check      `json:"checks,omitempty"`
 	Coverage     Coverage     `json:"coverage"`
 	Conditioning Conditioning `json:"conditioning"`
 	RelResidual  float64      `json:"rel_residual"`
@@ -170,14 +173,14 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 		v.Readout = r.Readout
 	}
 	if r == nil || r.Stencil == nil {
-		v.Status = NotCertified
-		v.Reasons = []string{"no estimate"}
+		v.Status, v.Reasons = NotCertified, []string{"no estimate"}
+		v.Checks = []Check{{Name: CheckEstimate, Detail: v.Reasons[0]}}
 		return v, true
 	}
 	tr, err := NewTrace(r)
 	if err != nil {
-		v.Status = NotCertified
-		v.Reasons = []string{err.Error()}
+		v.Status, v.Reasons = NotCertified, []string{err.Error()}
+		v.Checks = []Check{{Name: CheckEstimate, Detail: v.Reasons[0]}}
 		return v, true
 	}
 	copt := th.Coverage
@@ -198,87 +201,94 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 	}
 	v.Revisit = TestRevisit(tr, r.Frames, v.Coverage, 24)
 
-	var reasons []string
+	var cs checks
+	// The paper's conditions and the latent's, the frames' and the fit's
+	// tests read no σ (the trace's slope noise is the latent's own).
+	coverage := ""
 	if !v.Coverage.Holds {
-		reasons = append(reasons, fmt.Sprintf("no level-set slope coverage: at most %d distinct slopes at any level (need 3)", v.Coverage.MaxDistinct))
-		if v.Coverage.ClipOffsets {
-			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage with per-clip offsets: at most %d distinct sums of within-clip slope pairs at any level (need 2)", v.Coverage.MaxPairSums)
-		}
-		if v.Coverage.Covered > 0 {
-			reasons[len(reasons)-1] = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples and %.1f%% of the slope energy (need %.1f%% of each)", 100*v.Coverage.Width, 100*v.Coverage.SlopeShare, 100*v.Coverage.MinWidth)
+		switch {
+		case v.Coverage.Covered > 0:
+			coverage = fmt.Sprintf("no level-set slope coverage: the covered interval holds %.1f%% of the samples and %.1f%% of the slope energy (need %.1f%% of each)", 100*v.Coverage.Width, 100*v.Coverage.SlopeShare, 100*v.Coverage.MinWidth)
+		case v.Coverage.ClipOffsets:
+			coverage = fmt.Sprintf("no level-set slope coverage with per-clip offsets: at most %d distinct sums of within-clip slope pairs at any level (need 2)", v.Coverage.MaxPairSums)
+		default:
+			coverage = fmt.Sprintf("no level-set slope coverage: at most %d distinct slopes at any level (need 3)", v.Coverage.MaxDistinct)
 		}
 		var advice string
 		v.WindowNeeded, advice = windowAdvice(r, tr, v.Coverage.Levels)
-		reasons[len(reasons)-1] += advice
-
+		coverage += advice
 	}
-	if v.Impulse = testImpulse(r.Trajectory, tr); v.Impulse.Ratio > maxImpulse {
-		reasons = append(reasons, fmt.Sprintf("an impulse at %.2f s: the latent's velocity jumps by %.1f× the fitted solution's largest acceleration × Δt (> %g), a knock, a push or a new release; a window across it holds two free responses", v.Impulse.At, v.Impulse.Ratio, maxImpulse))
-	}
-	if v.Coverage.Holds && v.Coverage.Growing > 0 {
-		reasons = append(reasons, fmt.Sprintf("energy grows: at %d of the covered levels' slope sequences |z'| rises with time (%d fall); a damped structure's never does", v.Coverage.Growing, v.Coverage.Decaying))
-	}
-	if v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit) {
-		reasons = append(reasons, fmt.Sprintf("latent revisits are not scene revisits: frames at one latent level differ %.1f× more than motion explains (> %.1f); the encoder folds the state", v.Revisit.Score, th.MaxRevisit))
-	}
-	if v.Conditioning.PsiMin < th.MinPsi {
-		reasons = append(reasons, fmt.Sprintf("ill-conditioned design: normalised ψ_min %.3g < %.3g", v.Conditioning.PsiMin, th.MinPsi))
-	}
+	cs.add(CheckCoverage, false, coverage)
+	v.Impulse = testImpulse(r.Trajectory, tr)
+	cs.add(CheckImpulse, false, when(v.Impulse.Ratio > maxImpulse, func() string {
+		return fmt.Sprintf("an impulse at %.2f s: the latent's velocity jumps by %.1f× the fitted solution's largest acceleration × Δt (> %g), a knock, a push or a new release; a window across it holds two free responses", v.Impulse.At, v.Impulse.Ratio, maxImpulse)
+	}))
+	cs.add(CheckEnergyGrowth, false, when(v.Coverage.Holds && v.Coverage.Growing > 0, func() string {
+		return fmt.Sprintf("energy grows: at %d of the covered levels' slope sequences |z'| rises with time (%d fall); a damped structure's never does", v.Coverage.Growing, v.Coverage.Decaying)
+	}))
+	cs.add(CheckRevisit, false, when(v.Coverage.Holds && v.Revisit.Levels > 0 && !(v.Revisit.Score <= th.MaxRevisit), func() string {
+		return fmt.Sprintf("latent revisits are not scene revisits: frames at one latent level differ %.1f× more than motion explains (> %.1f); the encoder folds the state", v.Revisit.Score, th.MaxRevisit)
+	}))
+	cs.add(CheckConditioning, false, when(v.Conditioning.PsiMin < th.MinPsi, func() string {
+		return fmt.Sprintf("ill-conditioned design: normalised ψ_min %.3g < %.3g", v.Conditioning.PsiMin, th.MinPsi)
+	}))
+	fit := ""
 	switch {
 	case r.Trajectory != nil:
 		if !(v.TrajectoryResidual <= th.MaxTrajectoryResidual) {
-			reasons = append(reasons, fmt.Sprintf("poor fit: the latent is %.3g of its size from the fitted ODE solution (> %.3g)", v.TrajectoryResidual, th.MaxTrajectoryResidual))
+			fit = fmt.Sprintf("poor fit: the latent is %.3g of its size from the fitted ODE solution (> %.3g)", v.TrajectoryResidual, th.MaxTrajectoryResidual)
 		}
 	case !(v.RelResidual <= th.MaxRelResidual):
-		reasons = append(reasons, fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual))
+		fit = fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual)
 	}
-	if s := v.RelResidual * math.Max(0, v.ResidualLag1); v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured) {
-		reasons = append(reasons, fmt.Sprintf("structured residual: %.3g of the signal with lag-one autocorrelation %.2f (%.3g > %.3g); the ODE does not describe the latent", v.RelResidual, v.ResidualLag1, s, th.MaxStructured))
-	}
+	cs.add(CheckFit, false, fit)
+	s := v.RelResidual * math.Max(0, v.ResidualLag1)
+	cs.add(CheckStructuredResidual, false, when(v.RelResidual <= th.MaxRelResidual && !(s <= th.MaxStructured), func() string {
+		return fmt.Sprintf("structured residual: %.3g of the signal with lag-one autocorrelation %.2f (%.3g > %.3g); the ODE does not describe the latent", v.RelResidual, v.ResidualLag1, s, th.MaxStructured)
+	}))
 	// One clip covers a level with three distinct slopes only because its
 	// amplitude decays between visits; when its damping cannot be told
 	// from zero, the distinct slopes are not the physics' (noise, or a
 	// readout that bends a sinusoid), and the window holds what an
-	// undamped clip holds: no unique continuous-time answer.
-	// Every reason so far is the latent's, the frames' or the fit's, not
-	// σ's (the trace's slope noise is the latent's own); the regime's
-	// below reads σ.
-	free := len(reasons)
+	// undamped clip holds: no unique continuous-time answer. This reads σ.
 	undampedOne := v.Coverage.Holds && r.ClipCount() == 1 && r.Physics.Regime == estimator.Undamped
-	if undampedOne {
-		reasons = append(reasons, fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ))
-	}
-	if r.Exposure != nil && r.Exposure.DarkFrames > 0 {
-		reasons = append(reasons, fmt.Sprintf("the view went dark in %d frame(s) (a lens cap, a dropped feed, a cut to black): the object was not seen there, and its latent there is no measurement", r.Exposure.DarkFrames))
-	}
-	sigmaFree = free > 0 || r.Exposure != nil && r.Exposure.DarkFrames > 0 || !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1)
+	cs.add(CheckUndampedClip, true, when(undampedOne, func() string {
+		return fmt.Sprintf("one clip's slopes are distinct only if its amplitude decays, yet its damping ζ = %.2g ± %.2g is not told from zero", r.Physics.Zeta, r.Physics.SigmaZ)
+	}))
+	cs.add(CheckDarkFrames, false, when(r.Exposure != nil && r.Exposure.DarkFrames > 0, func() string {
+		return fmt.Sprintf("the view went dark in %d frame(s) (a lens cap, a dropped feed, a cut to black): the object was not seen there, and its latent there is no measurement", r.Exposure.DarkFrames)
+	}))
 	var camReason string
-	if v.Camera, camReason = testCamera(r, cam); camReason != "" {
-		reasons = append(reasons, camReason)
-	}
-	if !(r.Gamma0 > 0) || math.IsNaN(r.Gamma1) {
-		reasons = append(reasons, fmt.Sprintf("not a restoring system: γ0 = %.4g", r.Gamma0))
-	} else if r.Physics.Regime == estimator.Unstable {
-		reasons = append(reasons, fmt.Sprintf("negative damping: γ1 = %.4g ± %.2g", r.Gamma1, r.Sigma1))
-	}
-	v.Identified = len(reasons) == 0
+	v.Camera, camReason = testCamera(r, cam)
+	cs.add(CheckCameraMotion, true, camReason)
+	restoring := r.Gamma0 > 0 && !math.IsNaN(r.Gamma1)
+	cs.add(CheckRestoring, false, when(!restoring, func() string {
+		return fmt.Sprintf("not a restoring system: γ0 = %.4g", r.Gamma0)
+	}))
+	cs.add(CheckStable, true, when(restoring && r.Physics.Regime == estimator.Unstable, func() string {
+		return fmt.Sprintf("negative damping: γ1 = %.4g ± %.2g", r.Gamma1, r.Sigma1)
+	}))
+	v.Identified = cs.passed()
 	v.Precision = testPrecision(r, th)
+	failed := cs.failed()
 	switch {
 	case v.Identified && v.Precision.Holds:
 		v.Status, v.Certified = Certified, true
-	case len(reasons) == 1 && (!v.Coverage.Holds || undampedOne) && r.Physics.Regime == estimator.Undamped:
+	case len(failed) == 1 && (failed[0].Name == CheckCoverage || failed[0].Name == CheckUndampedClip) && r.Physics.Regime == estimator.Undamped:
 		// Its own verdict whatever its σ: no σ makes one undamped clip
 		// identify the continuous-time answer.
 		v.Status = UndampedDiscrete
-		v.Reasons = append(reasons, "undamped-looking window: the sampled regression is well posed, the continuous-time answer is not unique from one clip")
+		cs.note("undamped-looking window: the sampled regression is well posed, the continuous-time answer is not unique from one clip")
 	default:
 		v.Status = NotCertified
-		if !v.Precision.Holds {
-			reasons = append(reasons, v.Precision.reason())
-		}
-		v.Reasons = reasons
 	}
-	return v, sigmaFree
+	cs.add(CheckPrecision, true, when(!v.Precision.Holds, v.Precision.reason))
+	omit := ""
+	if v.Status == UndampedDiscrete {
+		omit = CheckPrecision // no σ would make it unique
+	}
+	v.Checks, v.Reasons = cs.list, cs.reasons(omit)
+	return v, cs.sigmaFreeFailure()
 }
 
 // windowAdvice says, for one underdamped clip refused for coverage, how
