@@ -11,11 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/physd/physd/internal/physdtest"
@@ -138,32 +136,8 @@ func TestDashboardBrowser(t *testing.T) {
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(bcancel)
-	var mu sync.Mutex
-	var console, exceptions []string
-	chromedp.ListenTarget(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			var parts []string
-			for _, a := range e.Args {
-				parts = append(parts, strings.Trim(string(a.Value), `"`))
-			}
-			console = append(console, string(e.Type)+": "+strings.Join(parts, " "))
-		case *runtime.EventExceptionThrown:
-			exceptions = append(exceptions, e.ExceptionDetails.Error())
-		}
-	})
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if t.Failed() {
-			t.Logf("page console:\n%s", strings.Join(console, "\n"))
-		}
-		if len(exceptions) > 0 {
-			t.Errorf("uncaught exceptions on the page:\n%s", strings.Join(exceptions, "\n"))
-		}
-	}()
+	page := listenPage(bctx)
+	defer page.check(t)
 
 	// The first Run starts the browser and ties it to the context it is
 	// given: bctx itself, not one of the per-step timeouts below.

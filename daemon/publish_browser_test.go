@@ -5,11 +5,9 @@ package daemon
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -45,42 +43,8 @@ func TestBrowserPublishTokenEntered(t *testing.T) {
 	t.Cleanup(acancel)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(bcancel)
-	var mu sync.Mutex
-	var console, exceptions []string
-	chromedp.ListenTarget(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			var parts []string
-			for _, a := range e.Args {
-				parts = append(parts, strings.Trim(string(a.Value), `"`))
-			}
-			console = append(console, strings.Join(parts, " "))
-		case *runtime.EventExceptionThrown:
-			exceptions = append(exceptions, e.ExceptionDetails.Error())
-		}
-	})
-	logged := func(substr string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, l := range console {
-			if strings.Contains(l, substr) {
-				return true
-			}
-		}
-		return false
-	}
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if t.Failed() {
-			t.Logf("page console:\n%s", strings.Join(console, "\n"))
-		}
-		if len(exceptions) > 0 {
-			t.Errorf("uncaught exceptions on the page:\n%s", strings.Join(exceptions, "\n"))
-		}
-	}()
+	page := listenPage(bctx)
+	defer page.check(t)
 	if err := chromedp.Run(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
@@ -117,20 +81,20 @@ func TestBrowserPublishTokenEntered(t *testing.T) {
 
 	run("open the page", chromedp.Navigate(url), chromedp.WaitVisible("#toggle", chromedp.ByQuery))
 	wait("the page to ask for the token", func() bool { return strings.Contains(text("#status"), "Enter the publish token") })
-	if logged("physd: config") {
+	if page.logged("physd: config") {
 		t.Error("the page loaded the publish config without a token")
 	}
 	enter("nope")
 	wait("physd's refusal", func() bool { return strings.Contains(text("#status"), "invalid bearer token") })
 	enter("tok")
-	wait("the publish config", func() bool { return logged("physd: config") })
-	wait("the WHIP session", func() bool { return logged("physd: whip 201") })
+	wait("the publish config", func() bool { return page.logged("physd: config") })
+	wait("the WHIP session", func() bool { return page.logged("physd: whip 201") })
 	wait("the connection", func() bool { return text("#conn") == "connected" })
 	run("stop", chromedp.Click("#toggle", chromedp.ByQuery))
 	// The page closes its connection and sends DELETE with the token:
 	// 200, or 404 when physd saw the connection close first.
-	wait("the DELETE", func() bool { return logged("physd: delete ") })
-	if logged("physd: delete 401") {
+	wait("the DELETE", func() bool { return page.logged("physd: delete ") })
+	if page.logged("physd: delete 401") {
 		t.Error("physd refused the page's DELETE")
 	}
 }

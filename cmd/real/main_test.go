@@ -42,15 +42,7 @@ esac
 `
 
 func TestReal(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "physd")
-	if err := os.WriteFile(bin, []byte(fakePhysd), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "realvid")
-	if err := os.Mkdir(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin, data := fakeDevSet(t)
 	table := "# name\tfile\tflags\texpect\tgamma0\tgamma0_tol_rel\tgamma1\tgamma1_tol_abs\n" +
 		"good\tgood.mp4\t--from 1 --roi 0,0,10,10\tcertified\t10\t0.02\t0.5\t0.1\n" +
 		"short\tshort.mp4\t--roi 0,0,10,10\tnot-certified\t0\t0\t0\t0\n" +
@@ -59,9 +51,7 @@ func TestReal(t *testing.T) {
 		"partial\tpartial.mp4\t\tany\t10\t0.02\t0\t0\n" +
 		"mismatch\tmismatch.mp4\t\tcertified\t10\t0.02\t0.5\t0.1\n" +
 		"missing\tmissing.mp4\t\tcertified\t10\t0.02\t0.5\t0.1\n"
-	if err := os.WriteFile(filepath.Join(data, "truth.tsv"), []byte(table), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTruth(t, data, table)
 	out := filepath.Join(dir, "docs", "real-results.md")
 	plots := filepath.Join(dir, "docs", "real-plots")
 	var stdout, stderr bytes.Buffer
@@ -133,23 +123,13 @@ func TestReal(t *testing.T) {
 // with its σ; wrong, it counts as a false certificate but for the
 // precision condition.
 func TestPrecision(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "physd")
-	if err := os.WriteFile(bin, []byte(fakePhysd), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data := filepath.Join(dir, "realvid")
-	if err := os.Mkdir(data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin, data := fakeDevSet(t)
 	table := "# name\tfile\tflags\texpect\tgamma0\tgamma0_tol_rel\tgamma1\tgamma1_tol_abs\n" +
 		"precise\tprecise.mp4\t--roi 0,0,10,10\tcertified\t10\t0.02\t0.5\t0.1\n" +
 		"imprecise\timprecise.mp4\t--roi 0,0,10,10\tcertified\t10\t0.02\t0.5\t0.1\n" +
 		"nullsigma\tnullsigma.mp4\t--roi 0,0,10,10\tnot-certified\t0\t0\t0\t0\n" +
 		"inconsistent\tinconsistent.mp4\t--roi 0,0,10,10\tany\t10\t0.02\t0\t0\n"
-	if err := os.WriteFile(filepath.Join(data, "truth.tsv"), []byte(table), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTruth(t, data, table)
 	out := filepath.Join(dir, "real-results.md")
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-bin", bin, "-dir", data, "-out", out, "-plots", filepath.Join(dir, "plots")}, &stdout, &stderr); code != 0 {
@@ -198,5 +178,29 @@ func TestPrecision(t *testing.T) {
 func TestShellJoin(t *testing.T) {
 	if got, want := shellJoin([]string{"-only", "a,b", "x y", "", "it's"}), `-only a,b 'x y' '' 'it'\''s'`; got != want {
 		t.Errorf("shellJoin = %s, want %s", got, want)
+	}
+}
+
+// fakeDevSet makes a directory with fakePhysd as the binary and an empty
+// dev set beside it; it returns the directory, the binary and the set.
+func fakeDevSet(t *testing.T) (dir, bin, data string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "physd")
+	if err := os.WriteFile(bin, []byte(fakePhysd), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data = filepath.Join(dir, "realvid")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin, data
+}
+
+// writeTruth writes the dev set's truth.tsv.
+func writeTruth(t *testing.T, data, table string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(data, "truth.tsv"), []byte(table), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
