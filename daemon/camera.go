@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/par"
@@ -445,61 +446,39 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	}
 }
 
-// estimate fits one job with the camera's learner and certifies it; ok is
-// false when the camera was stopped meanwhile.
+// estimate analyses one job — the camera's motion, the learner's fit (a
+// lone event: a cold fit of its own), the certificate, the tracked
+// objects weighed — and charges each step's time; ok is false when the
+// camera was stopped meanwhile.
 func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
-	// The camera's own motion: removed from the frames when measured, and
-	// a latent that follows it is refused (window.CertifyCamera).
-	t0 := time.Now()
-	track, err := c.cameraMotion(ctx, j)
-	c.work.add(stageMotion, t0)
-	if err != nil {
-		if ctx.Err() != nil {
-			return outcome{}, false
-		}
-		c.log.Warn("camera motion not measured", "window_start", j.start, "window_end", j.end, "err", err)
-		track = nil
-	}
-	// The learner certifies each estimate it considers; each is judged
-	// once, and the one it returns is usually the last of them.
-	judged := map[*estimator.Result]window.Verdict{}
-	var certifyTime time.Duration
-	certify := func(r *estimator.Result) window.Verdict {
-		v, ok := judged[r]
-		if !ok {
-			t0 := time.Now()
-			v = window.CertifyCamera(r, th, track)
-			certifyTime += time.Since(t0)
-			judged[r] = v
-		}
-		return v
-	}
-	var o *estimator.Outcome
-	c.dash.setTraining(true)
-	t0 = time.Now()
+	opt := analysis.Options{Preset: c.preset, Thresholds: th, Motion: c.motionOf(j), Log: c.log.With("window_start", j.start, "window_end", j.end),
+		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}}
 	if j.single {
 		// A lone event never certifies by itself (Thm. 4.5 needs three);
-		// it is fitted with the camera's encoder for its diagnostic only.
-		o, err = c.fitAlone(ctx, j)
+		// it is fitted with a cold encoder of its own, without touching the
+		// camera's learner, for its diagnostic only.
+		opt.Seed, opt.Budget, opt.EncoderOnly = 1, c.all.Estimator.MaxWindowTime, true
 	} else {
-		o, err = learner.Window(ctx, j.clips, func(r *estimator.Result) bool { return certify(r).Certified })
+		opt.Fit = func(ctx context.Context, clips []estimator.Clip, accept func(*estimator.Result) bool) (*estimator.Outcome, error) {
+			c.dash.setTraining(true)
+			defer c.dash.setTraining(false)
+			return learner.Window(ctx, clips, accept)
+		}
 	}
-	c.dash.setTraining(false)
-	// The learner's time is split: its estimate fits, the certificates
-	// judged meanwhile, and the rest (training).
-	spent := time.Since(t0)
-	if err == nil {
-		c.work.addDuration(stageFit, o.FitTime)
-		spent -= o.FitTime
-	}
-	c.work.addDuration(stageCertify, certifyTime)
-	c.work.addDuration(stageTrain, max(spent-certifyTime, 0))
+	an, err := analysis.Window(ctx, j.clips, opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcome{}, false
 		}
 		return outcome{job: j, err: err}, true
 	}
+	t := an.Times
+	c.work.addDuration(stageMotion, t.Motion)
+	c.work.addDuration(stageFit, t.Fit)
+	c.work.addDuration(stageCertify, t.Certify)
+	c.work.addDuration(stageTrain, t.Train)
+	c.work.addDuration(stageWeigh, t.Weigh)
+	o := an.Encoder
 	if o.ColdTried {
 		c.work.coldStarts.Add(1)
 	}
@@ -514,15 +493,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	}
 	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
-	if j.single {
-		return outcome{job: j, res: o.Result, verdict: certify(o.Result), info: info, train: o.TrainTime}, true
-	}
-	// The encoder's own verdict decided whether its training was kept; the
-	// report weighs it against the objects tracked through the same frames.
-	t0 = time.Now()
-	res, v := tracker.Weigh(ctx, j.clips, o.Result, c.preset, th, track, tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, c.log)
-	c.work.add(stageWeigh, t0)
-	return outcome{job: j, res: res, verdict: v, info: info, train: o.TrainTime}, true
+	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime}, true
 }
 
 // report publishes each outcome — a diagnostic for every window, the
@@ -554,41 +525,22 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 	}
 }
 
-// cameraMotion measures the camera's own motion over the job's clips — on
-// the camera's reference region when it has one, else from the frames
-// themselves — and removes it from them.
-func (c *camera) cameraMotion(ctx context.Context, j job) (*motion.Track, error) {
+// motionOf is how the job's camera motion is measured: on the camera's
+// reference region when it has one, else from the frames themselves; a
+// window that cannot be measured is analysed without it (BestEffort).
+func (c *camera) motionOf(j job) analysis.Motion {
+	m := analysis.Motion{BestEffort: true, Cache: c.motionCache}
 	ref := c.cfg.Reference
 	if ref.IsZero() || len(j.refs) != len(j.clips) || len(j.clips) == 0 {
-		return motion.MeasureClips(ctx, j.clips, motion.Options{Cache: c.motionCache})
+		return m
 	}
 	roiW, roiH := c.cfg.ROI.W, c.cfg.ROI.H
 	if c.cfg.ROI.IsZero() {
 		roiW, roiH = j.srcW, j.srcH
 	}
-	scale := motion.ReferenceScale(ref.W, ref.H, j.refW, j.refH, roiW, roiH, j.clips[0].W, j.clips[0].H)
-	t, err := motion.MeasureReference(ctx, j.refs, j.refW, j.refH, scale)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		// Something stands in front of the reference, or it is plain:
-		// measure the motion from the frames instead.
-		c.log.Warn("camera reference unusable for this window; measuring the camera's motion from the frames", "reference", fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), "window_start", j.start, "window_end", j.end, "err", err)
-		return motion.MeasureClips(ctx, j.clips, motion.Options{Cache: c.motionCache})
-	}
-	return t, t.StabilizeClips(j.clips)
-}
-
-// fitAlone estimates one event on its own with a cold encoder, without
-// touching the camera's learner.
-func (c *camera) fitAlone(ctx context.Context, j job) (*estimator.Outcome, error) {
-	start := time.Now()
-	r, err := estimator.Fit(ctx, j.clips, estimator.Options{Preset: c.preset, Seed: 1, Budget: c.all.Estimator.MaxWindowTime})
-	if err != nil {
-		return nil, err
-	}
-	return &estimator.Outcome{Result: r, Cold: true, TrainSteps: r.Steps, TrainTime: time.Since(start)}, nil
+	m.Reference = &analysis.Reference{Name: fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), Patches: j.refs, W: j.refW, H: j.refH,
+		Scale: motion.ReferenceScale(ref.W, ref.H, j.refW, j.refH, roiW, roiH, j.clips[0].W, j.clips[0].H)}
+	return m
 }
 
 func thresholds(c config.Certify) window.Thresholds {
