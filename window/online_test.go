@@ -11,24 +11,24 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/frame"
 	"github.com/physd/physd/sim"
-	"github.com/physd/physd/stream"
 )
 
 // streamFrames renders a scene as a camera stream: Seq, Time and Pix.
-func streamFrames(t *testing.T, s sim.Scene) []stream.Frame {
+func streamFrames(t *testing.T, s sim.Scene) []frame.Frame {
 	t.Helper()
 	fs, _, err := sim.Render(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]stream.Frame, len(fs))
+	out := make([]frame.Frame, len(fs))
 	for i, f := range fs {
 		px := make([]float64, len(f.Pix))
 		for j, v := range f.Pix {
 			px[j] = float64(v) / 255
 		}
-		out[i] = stream.Frame{Seq: i, Time: time.Duration(float64(i) / s.FPS * float64(time.Second)), W: f.Rect.Dx(), H: f.Rect.Dy(), Pix: px}
+		out[i] = frame.Frame{Seq: i, Time: time.Duration(float64(i) / s.FPS * float64(time.Second)), W: f.Rect.Dx(), H: f.Rect.Dy(), Pix: px}
 	}
 	return out
 }
@@ -54,7 +54,7 @@ func TestSlicerWindowsAndBreaks(t *testing.T) {
 		for range n {
 			// ±10 % jitter around the grid must not break anything.
 			j := time.Duration(float64(step) * 0.1 * math.Sin(float64(seq)))
-			w, b := s.Push(stream.Frame{Seq: seq, Time: tm + j, W: 1, H: 1, Pix: []float64{0}})
+			w, b := s.Push(frame.Frame{Seq: seq, Time: tm + j, W: 1, H: 1, Pix: []float64{0}})
 			if w != nil {
 				wins = append(wins, w)
 			}
@@ -257,7 +257,7 @@ func TestSlicerResolutionChange(t *testing.T) {
 	seq := 0
 	push := func(n, srcW, srcH, w, h int) {
 		for range n {
-			f := stream.Frame{Seq: seq, Time: time.Duration(seq) * 50 * time.Millisecond, W: w, H: h, SrcW: srcW, SrcH: srcH, Pix: make([]float64, w*h)}
+			f := frame.Frame{Seq: seq, Time: time.Duration(seq) * 50 * time.Millisecond, W: w, H: h, SrcW: srcW, SrcH: srcH, Pix: make([]float64, w*h)}
 			win, b := s.Push(f)
 			if win != nil {
 				wins = append(wins, win)
