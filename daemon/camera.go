@@ -449,7 +449,7 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 // false when the camera was stopped meanwhile.
 func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
 	// The camera's own motion: removed from the frames when measured, and
-	// a latent that follows it is refused (window.CertifyCamera).
+	// a latent that follows it is refused (window.Certify).
 	t0 := time.Now()
 	track, err := c.cameraMotion(ctx, j)
 	c.work.add(stageMotion, t0)
@@ -468,7 +468,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 		v, ok := judged[r]
 		if !ok {
 			t0 := time.Now()
-			v = window.CertifyCamera(r, th, track)
+			v = window.Certify(r, th, track)
 			certifyTime += time.Since(t0)
 			judged[r] = v
 		}

@@ -120,7 +120,7 @@ func TestLearnerStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	var wins []*Window
 	for _, f := range frames {
 		if w, _ := s.Push(f); w != nil {
@@ -137,7 +137,7 @@ func TestLearnerStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := Certify(o.Result, Thresholds{})
+		v := Certify(o.Result, Thresholds{}, nil)
 		t.Logf("window %d [%v, %v]: cold %v, %d steps in %v, γ0 %.4f γ1 %.4f, %s", i, w.Start(), w.End(), o.Cold, o.TrainSteps, o.TrainTime.Round(time.Millisecond), o.Gamma0, o.Gamma1, v.Status)
 		if o.Cold != (i == 0) {
 			t.Errorf("window %d: cold = %v", i, o.Cold)
@@ -170,8 +170,8 @@ func TestLearnerStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("restored: cold %v, %d steps in %v (cold start took %v)", o.Cold, o.TrainSteps, o.TrainTime, cold)
-	if o.Cold || !Certify(o.Result, Thresholds{}).Certified {
-		t.Errorf("restored encoder: cold %v, verdict %v", o.Cold, Certify(o.Result, Thresholds{}).Reasons)
+	if o.Cold || !Certify(o.Result, Thresholds{}, nil).Certified {
+		t.Errorf("restored encoder: cold %v, verdict %v", o.Cold, Certify(o.Result, Thresholds{}, nil).Reasons)
 	}
 	// A torn checkpoint is detected, and the learner is left as it was.
 	torn, _ := estimator.NewLearner(opt)
@@ -202,7 +202,7 @@ func BenchmarkWarmWindow(b *testing.B) {
 			wins = append(wins, w)
 		}
 	}
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	ctx := context.Background()
 	if _, err := l.Window(ctx, []estimator.Clip{clipOf(wins[0])}, accept); err != nil {
 		b.Fatal(err)
@@ -213,7 +213,7 @@ func BenchmarkWarmWindow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		Certify(o.Result, Thresholds{})
+		Certify(o.Result, Thresholds{}, nil)
 	}
 }
 
@@ -231,7 +231,7 @@ func BenchmarkColdWindow(b *testing.B) {
 	w := &Window{Frames: frames[:180], Dt: 1.0 / 30}
 	clip := clipOf(w)
 	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
@@ -240,7 +240,7 @@ func BenchmarkColdWindow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		Certify(o.Result, Thresholds{})
+		Certify(o.Result, Thresholds{}, nil)
 	}
 }
 

@@ -192,7 +192,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	// The ablations measure the encoder's training: its readout alone.
 	var v window.Verdict
 	if c.loss != "" || c.tau > 0 {
-		v = window.CertifyCamera(r, window.Thresholds{}, track)
+		v = window.Certify(r, window.Thresholds{}, track)
 	} else {
 		r, v = tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, tracker.Stream{}, nil)
 	}
