@@ -115,7 +115,7 @@ func (a *run) certify(r *estimator.Result) window.Verdict {
 	v, ok := a.judged[r]
 	if !ok {
 		t0 := time.Now()
-		v = window.CertifyCamera(r, a.opt.Thresholds, a.rep.Camera)
+		v = window.Certify(r, a.opt.Thresholds, a.rep.Camera)
 		a.rep.Times.Certify += time.Since(t0)
 		a.judged[r] = v
 	}
