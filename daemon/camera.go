@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -248,8 +247,11 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 			return ctx.Err()
 		}
 	}
+	// A source that awaits its publisher (WHIP) waits rather than fails
+	// until one connects, and is reopened at once when a session ends.
+	aw, ok := c.src.(publisherAwaiter)
+	awaits := ok && aw.AwaitsPublisher()
 	for attempt := 0; ; attempt++ {
-		whip := c.cfg.Source.Kind == config.KindWHIP
 		if attempt > 0 {
 			c.reconnects.Add(1)
 			if send(sourceItem{restart: true}) != nil {
@@ -257,7 +259,7 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 			}
 		}
 		switch {
-		case !whip:
+		case !awaits:
 			c.setState("starting", "")
 		case attempt == 0:
 			c.setState("waiting", "no publisher yet")
@@ -279,17 +281,15 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		if ctx.Err() != nil {
 			return
 		}
-		// A file (or a finite synthetic stream) ends; a live camera that
-		// ends its stream is reopened like one that failed.
-		if errors.Is(err, io.EOF) && c.cfg.Source.Kind != config.KindRTSP && c.cfg.Source.Kind != config.KindV4L2 {
+		// A recording (or a finite synthetic stream) ends; a live stream
+		// that ends is reopened like one that failed.
+		if stream.Ended(err) {
 			c.setState("ended", "")
 			c.log.Info("camera source ended", "source", c.src.Name())
 			return
 		}
 		c.setState("offline", err.Error())
-		if whip {
-			// A publisher leaving is not a failure: wait for the next one
-			// at once (Run blocks until a publisher connects).
+		if awaits {
 			c.log.Warn("publisher gone; waiting for the next", "source", c.src.Name(), "err", err)
 			continue
 		}
@@ -302,6 +302,10 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		backoff = min(2*backoff, maxBackoff)
 	}
 }
+
+// publisherAwaiter is a source that waits for a publisher to push its
+// stream (stream.WHIPSource).
+type publisherAwaiter interface{ AwaitsPublisher() bool }
 
 // frame cuts the source's frames into windows (or events) and offers them
 // to the learning stage; a source restart starts the windows again.
