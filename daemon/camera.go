@@ -75,7 +75,7 @@ type camera struct {
 	// cold starts, for /metrics and the bench's breakdown.
 	work stageWork
 
-	jobs chan job // capacity 1: a newer window replaces one not yet started
+	jobs chan batch // capacity 1: a newer window replaces one not yet started
 	// gate is the daemon's bound on windows estimated at once, shared
 	// by its cameras (nil: none).
 	gate gate
@@ -90,9 +90,6 @@ type camera struct {
 	encoder EncoderInfo
 	alerts  *alerter
 	dash    *camDash // the dashboard's record; nil records nothing
-	// pendingSkipped are skipped windows for the learning goroutine to
-	// report (noteSkipped).
-	pendingSkipped []job
 
 	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
 
@@ -138,7 +135,7 @@ func (c *camera) start(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	c.done = make(chan struct{})
-	c.jobs = make(chan job, 1)
+	c.jobs = make(chan batch, 1)
 	frames := make(chan sourceItem, frameQueue)
 	outs := make(chan outcome, outcomeQueue)
 	var wg sync.WaitGroup
@@ -174,13 +171,28 @@ func (c *camera) stop(ctx context.Context) {
 	}
 }
 
+// batch is what the framing stage hands the learning stage: the next
+// job, and the windows that newer ones replaced before they started, for
+// the reporting stage to publish as skipped. Skipped windows travel down
+// the line with the job after them, so that publishing them never puts
+// NATS, or during an outage the outbox's fsyncs, on the frame path.
+type batch struct {
+	next    job
+	skipped []job
+}
+
+// maxSkipped bounds the skipped windows a batch carries; beyond it they
+// are only counted.
+const maxSkipped = 64
+
 // offer queues a job; if the learner is still busy with an older one that
 // has not started, the older one is dropped and counted as skipped, so a
 // slow board coarsens its windows instead of falling behind.
 func (c *camera) offer(ctx context.Context, j job) {
+	b := batch{next: j}
 	for {
 		select {
-		case c.jobs <- j:
+		case c.jobs <- b:
 			return
 		case <-ctx.Done():
 			return
@@ -191,37 +203,19 @@ func (c *camera) offer(ctx context.Context, j job) {
 			n := c.skipped.Add(1)
 			if now := time.Now(); now.Sub(c.lastSkipLog) > 30*time.Second {
 				c.lastSkipLog = now
-				c.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.start, "window_end", old.end, "skipped_total", n)
+				c.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.next.start, "window_end", old.next.end, "skipped_total", n)
 			}
-			c.noteSkipped(old)
+			carry := append(old.skipped, old.next.light())
+			b.skipped = append(carry, b.skipped...)[:min(len(carry)+len(b.skipped), maxSkipped)]
 		default:
 		}
 	}
 }
 
-// maxPendingSkipped bounds the skipped windows waiting for the learning
-// goroutine to report them; beyond it they are only counted.
-const maxPendingSkipped = 64
-
-// noteSkipped keeps a skipped window, without its frames, for the learning
-// stage to pass on (takeSkipped): publishing it here would put NATS, or
-// during an outage the outbox's fsyncs, on the frame path.
-func (c *camera) noteSkipped(j job) {
-	light := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
-	c.mu.Lock()
-	if len(c.pendingSkipped) < maxPendingSkipped {
-		c.pendingSkipped = append(c.pendingSkipped, light)
-	}
-	c.mu.Unlock()
-}
-
-// takeSkipped returns the windows skipped since the last call.
-func (c *camera) takeSkipped() []job {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	js := c.pendingSkipped
-	c.pendingSkipped = nil
-	return js
+// light is the job without its frames: what a skipped window's
+// diagnostic needs.
+func (j job) light() job {
+	return job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
 }
 
 // runSource reads the source, reopening it with backoff when it fails,
@@ -419,21 +413,14 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	}
 	lastSave := time.Now()
 	defer c.save(learner)
-	skipped := func() {
-		for _, j := range c.takeSkipped() {
-			out <- outcome{job: j, skipped: true}
-		}
-	}
-	defer func() {
-		if ctx.Err() == nil { // the source ended: its last skipped windows
-			skipped()
-		}
-	}()
-	for j := range c.jobs {
+	for b := range c.jobs {
 		if ctx.Err() != nil {
 			return
 		}
-		skipped()
+		for _, s := range b.skipped {
+			out <- outcome{job: s, skipped: true}
+		}
+		j := b.next
 		if !c.gate.acquire(ctx) {
 			return
 		}

@@ -84,7 +84,7 @@ func TestLearnKeepsNoResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), preset: p, dir: t.TempDir(), jobs: make(chan job, 1)}
+	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), preset: p, dir: t.TempDir(), jobs: make(chan batch, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan outcome)
 	done := make(chan struct{})
@@ -97,7 +97,7 @@ func TestLearnKeepsNoResult(t *testing.T) {
 		close(c.jobs)
 		<-done
 	}()
-	c.jobs <- swingJob()
+	c.jobs <- batch{next: swingJob()}
 	res, err := takeOutcome(t, out)
 	if err != nil {
 		t.Fatalf("window not estimated: %v", err)
