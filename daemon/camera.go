@@ -80,16 +80,14 @@ type camera struct {
 	// by its cameras (nil: none).
 	gate gate
 
-	mu      sync.Mutex
-	state   string
-	lastErr string
-	lastEst *time.Time
-	est     *Estimate   // latest certified estimate
-	diag    *Diagnostic // latest diagnostic
-	verdict map[string]int
-	encoder EncoderInfo
-	alerts  *alerter
-	dash    *camDash // the dashboard's record; nil records nothing
+	// source is the state of the frames' source: for a camera its own,
+	// for a zone whether its region can be cut (up holds its camera's).
+	source sourceState
+	// rec is what the line reported; alerts is the reporting stage's
+	// alone.
+	rec    *record
+	alerts *alerter
+	dash   *camDash // the dashboard's record; nil records nothing
 
 	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
 
@@ -119,11 +117,7 @@ func (c *camera) key() string {
 	return c.cfg.Name + "." + c.zone
 }
 
-func (c *camera) setState(s, errText string) {
-	c.mu.Lock()
-	c.state, c.lastErr = s, errText
-	c.mu.Unlock()
-}
+func (c *camera) setState(s, errText string) { c.source.set(s, errText) }
 
 // start launches the camera's pipeline, one goroutine a stage — source
 // (frames, reconnects, state) → framing (windows or events) → learning
@@ -503,10 +497,7 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 		default:
 			v := o.verdict
 			c.trainTime.Observe(o.train.Seconds())
-			c.mu.Lock()
-			c.verdict[string(v.Status)]++
-			c.encoder = o.info
-			c.mu.Unlock()
+			c.rec.judged(string(v.Status), o.info)
 			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, v)
 			if v.Certified && !j.single {
 				c.publishEstimate(ctx, j, o.res, o.info, v)
@@ -568,9 +559,7 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	if j.single {
 		kind = "event"
 	}
-	c.mu.Lock()
-	c.diag = &d
-	c.mu.Unlock()
+	c.rec.setDiag(&d)
 	c.recordWindow(&d, r, info)
 	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.node, c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
@@ -594,10 +583,7 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.node, c.key(), KindEstimate, j.start, j.end), e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
-	end := e.WindowEnd
-	c.mu.Lock()
-	c.lastEst, c.est = &end, &e
-	c.mu.Unlock()
+	c.rec.setEstimate(&e)
 	// Printed once: as the caller's table row when it prints estimates,
 	// else as this log line.
 	lvl := slog.LevelInfo
@@ -609,12 +595,9 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	if c.onEst != nil {
 		c.onEst(e)
 	}
-	// Under the camera's lock: status() reads the baseline from the
-	// heartbeat and HTTP goroutines.
-	c.mu.Lock()
 	a, based := c.alerts.observe(&e)
-	c.mu.Unlock()
 	if based {
+		c.rec.setBaseline(c.alerts.base)
 		c.saveBaseline()
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
@@ -651,33 +634,20 @@ func (c *camera) heartbeat(ctx context.Context) {
 }
 
 func (c *camera) status() Status {
-	// A zone is only as online as its camera's source: read that first,
-	// under the camera's lock alone.
-	var upState, upErr string
-	if c.up != nil {
-		c.up.mu.Lock()
-		upState, upErr = c.up.state, c.up.lastErr
-		c.up.mu.Unlock()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+	state, errText := c.source.get()
+	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: state, Error: errText,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
-		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
-		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
-	if c.up != nil && upState != "online" && upState != "" {
-		s.State, s.Error = upState, "the camera's source is "+upState
-		if upErr != "" {
-			s.Error += ": " + upErr
+		Breaks: c.breaks.Load(), WindowsSkipped: c.skipped.Load(), Events: c.events.Load(), Reconnects: c.reconnects.Load()}
+	// A zone is only as online as its camera's source.
+	if c.up != nil {
+		if upState, upErr := c.up.source.get(); upState != "online" && upState != "" {
+			s.State, s.Error = upState, "the camera's source is "+upState
+			if upErr != "" {
+				s.Error += ": " + upErr
+			}
 		}
 	}
-	for k, v := range c.verdict {
-		s.Windows[k] = v
-	}
-	if c.alerts.base != nil {
-		b := *c.alerts.base
-		s.Baseline = &b
-	}
+	c.rec.fill(&s)
 	return s
 }
 
@@ -708,9 +678,7 @@ func (c *camera) restore(l *estimator.Learner) {
 	switch {
 	case err == nil:
 		c.log.Info("encoder restored", "checkpoint", path, "version", l.Version(), "steps", l.TotalSteps())
-		c.mu.Lock()
-		c.encoder = EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()}
-		c.mu.Unlock()
+		c.rec.setEncoder(EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()})
 	case errors.Is(err, estimator.ErrCheckpointMismatch):
 		c.log.Info("encoder checkpoint is for another configuration; starting cold", "checkpoint", path, "err", err)
 	case errors.Is(err, estimator.ErrCheckpointCorrupt):

@@ -208,11 +208,9 @@ func (d *Daemon) statusLine() string {
 	defer d.mu.Unlock()
 	online := 0
 	for _, c := range d.cameras {
-		c.mu.Lock()
-		if c.state == "online" {
+		if st, _ := c.source.get(); st == "online" {
 			online++
 		}
-		c.mu.Unlock()
 	}
 	return fmt.Sprintf("%d/%d cameras online", online, len(d.cameras))
 }

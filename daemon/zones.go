@@ -93,11 +93,9 @@ func (c *camera) cutZone(f stream.Frame) (stream.Frame, bool) {
 		return stream.Frame{}, false
 	}
 	z.Seq, z.Time, z.Wall = f.Seq, f.Time, f.Wall
-	c.mu.Lock()
-	if c.state != "online" {
-		c.state, c.lastErr = "online", ""
+	if st, _ := c.source.get(); st != "online" {
+		c.setState("online", "")
 	}
-	c.mu.Unlock()
 	c.dash.setFrame(z)
 	return z, true
 }
