@@ -21,6 +21,7 @@ import (
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // job is one unit of estimation: a sliding window (one clip) or a set of
@@ -43,10 +44,9 @@ type job struct {
 }
 
 // publisher is what a camera needs of the message bus (the NATS bus
-// implements it): publish v as a message of kind about camera, with id
-// for deduplication.
+// implements it): publish a message, on its subject and with its id.
 type publisher interface {
-	publish(ctx context.Context, camera, kind, id string, v any) error
+	publish(ctx context.Context, m wire.Message) error
 }
 
 // camera runs one configured camera as a line of stages (start): source,
@@ -61,7 +61,7 @@ type camera struct {
 	// node is the board's name, for messages and their ids (bus.node).
 	node   string
 	dir    string // state directory for this camera
-	onEst  func(Estimate)
+	onEst  func(wire.Estimate)
 	preset estimator.Preset
 	// motionCache keeps the camera-motion test's per-frame and per-pair
 	// results for the next overlapping windows (nil: none kept).
@@ -81,13 +81,13 @@ type camera struct {
 	gate gate
 
 	mu      sync.Mutex
-	state   string
+	state   wire.State
 	lastErr string
 	lastEst *time.Time
-	est     *Estimate   // latest certified estimate
-	diag    *Diagnostic // latest diagnostic
+	est     *wire.Estimate   // latest certified estimate
+	diag    *wire.Diagnostic // latest diagnostic
 	verdict map[string]int
-	encoder EncoderInfo
+	encoder wire.EncoderInfo
 	alerts  *alerter
 	dash    *camDash // the dashboard's record; nil records nothing
 	// pendingSkipped are skipped windows for the learning goroutine to
@@ -122,7 +122,7 @@ func (c *camera) key() string {
 	return c.cfg.Name + "." + c.zone
 }
 
-func (c *camera) setState(s, errText string) {
+func (c *camera) setState(s wire.State, errText string) {
 	c.mu.Lock()
 	c.state, c.lastErr = s, errText
 	c.mu.Unlock()
@@ -230,7 +230,7 @@ func (c *camera) takeSkipped() []job {
 func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 	win := c.cfg.EffectiveWindow(c.all.Windows)
 	if _, err := window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS}); err != nil {
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		c.log.Error("camera windows", "err", err)
 		return
 	}
@@ -257,15 +257,15 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		}
 		switch {
 		case !whip:
-			c.setState("starting", "")
+			c.setState(wire.StateStarting, "")
 		case attempt == 0:
-			c.setState("waiting", "no publisher yet")
+			c.setState(wire.StateWaiting, "no publisher yet")
 		}
 		got := false
 		err := c.src.Run(ctx, func(f stream.Frame) error {
 			if !got {
 				got = true
-				c.setState("online", "")
+				c.setState(wire.StateOnline, "")
 				c.log.Info("camera online", "source", c.src.Name(), "width", f.W, "height", f.H)
 				backoff = firstBackoff
 			}
@@ -281,11 +281,11 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		// A file (or a finite synthetic stream) ends; a live camera that
 		// ends its stream is reopened like one that failed.
 		if errors.Is(err, io.EOF) && c.cfg.Source.Kind != config.KindRTSP && c.cfg.Source.Kind != config.KindV4L2 {
-			c.setState("ended", "")
+			c.setState(wire.StateEnded, "")
 			c.log.Info("camera source ended", "source", c.src.Name())
 			return
 		}
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		if whip {
 			// A publisher leaving is not a failure: wait for the next one
 			// at once (Run blocks until a publisher connects).
@@ -512,7 +512,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
 	}
-	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
+	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
 	if j.single {
 		return outcome{job: j, res: o.Result, verdict: certify(o.Result), info: info, train: o.TrainTime}, true
@@ -599,10 +599,10 @@ func thresholds(c config.Certify) window.Thresholds {
 
 func ptr(v float64) *float64 { return &v }
 
-func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
-	d := Diagnostic{Schema: SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
+	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons}
+		Reasons: reasons, LoneEvent: j.single}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
 		// until the next one), and a pointer into the caller's outcome
@@ -621,15 +621,11 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	if len(v) > 0 {
 		d.Certificate = &v[0]
 	}
-	kind := "window"
-	if j.single {
-		kind = "event"
-	}
 	c.mu.Lock()
 	c.diag = &d
 	c.mu.Unlock()
 	c.recordWindow(&d, r, info)
-	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.node, c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+	if err := c.bus.publish(ctx, &d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
@@ -642,13 +638,13 @@ func finitePtr(v float64) *float64 {
 	return ptr(v)
 }
 
-func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
+func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := Estimate{Schema: SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
-	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.node, c.key(), KindEstimate, j.start, j.end), e); err != nil {
+	if err := c.bus.publish(ctx, &e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	end := e.WindowEnd
@@ -677,9 +673,9 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	}
 	if a != nil {
 		a.Zone, a.Node = c.zone, c.node
-		c.dash.setAlerting(a.State == "raised")
+		c.dash.setAlerting(a.State == wire.AlertRaised)
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
-		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.node, c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+		if err := c.bus.publish(ctx, a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
@@ -696,7 +692,7 @@ func (c *camera) heartbeat(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			c.setState("stopped", "")
+			c.setState(wire.StateStopped, "")
 			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			c.publishStatus(pctx)
 			cancel()
@@ -707,10 +703,11 @@ func (c *camera) heartbeat(ctx context.Context) {
 	}
 }
 
-func (c *camera) status() Status {
+func (c *camera) status() wire.Status {
 	// A zone is only as online as its camera's source: read that first,
 	// under the camera's lock alone.
-	var upState, upErr string
+	var upState wire.State
+	var upErr string
 	if c.up != nil {
 		c.up.mu.Lock()
 		upState, upErr = c.up.state, c.up.lastErr
@@ -718,12 +715,12 @@ func (c *camera) status() Status {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
+	s := wire.Status{Schema: wire.SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: c.state, Error: c.lastErr,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), Windows: map[string]int{}, WindowsSkipped: c.skipped.Load(), Events: c.events.Load(),
 		Reconnects: c.reconnects.Load(), Encoder: c.encoder, LastEstimate: c.lastEst}
-	if c.up != nil && upState != "online" && upState != "" {
-		s.State, s.Error = upState, "the camera's source is "+upState
+	if c.up != nil && upState != wire.StateOnline && upState != "" {
+		s.State, s.Error = upState, "the camera's source is "+string(upState)
 		if upErr != "" {
 			s.Error += ": " + upErr
 		}
@@ -740,7 +737,7 @@ func (c *camera) status() Status {
 
 func (c *camera) publishStatus(ctx context.Context) {
 	s := c.status()
-	if err := c.bus.publish(ctx, c.key(), KindStatus, fmt.Sprintf("%s.status.%d", c.key(), s.Time.UnixNano()), s); err != nil {
+	if err := c.bus.publish(ctx, &s); err != nil {
 		c.log.Debug("status not published", "err", err)
 	}
 }
@@ -766,7 +763,7 @@ func (c *camera) restore(l *estimator.Learner) {
 	case err == nil:
 		c.log.Info("encoder restored", "checkpoint", path, "version", l.Version(), "steps", l.TotalSteps())
 		c.mu.Lock()
-		c.encoder = EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()}
+		c.encoder = wire.EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()}
 		c.mu.Unlock()
 	case errors.Is(err, estimator.ErrCheckpointMismatch):
 		c.log.Info("encoder checkpoint is for another configuration; starting cold", "checkpoint", path, "err", err)

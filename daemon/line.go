@@ -8,6 +8,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/tracker"
+	"github.com/physd/physd/wire"
 )
 
 // lineSpec is what one line — a camera's, or one zone's of a camera —
@@ -37,7 +38,7 @@ type lineSpec struct {
 func (d *Daemon) newLine(s lineSpec) *camera {
 	l := &camera{cfg: s.cam, all: s.cfg, src: s.src, log: s.log, bus: d.bus, node: d.bus.node, preset: s.preset,
 		onEst: d.opt.OnEstimate, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), gate: d.gate,
-		dir: s.dir, zone: s.zone, verdict: map[string]int{}, state: "starting", dash: newCamDash(d.dash, s.thumb, s.cfg)}
+		dir: s.dir, zone: s.zone, verdict: map[string]int{}, state: wire.StateStarting, dash: newCamDash(d.dash, s.thumb, s.cfg)}
 	l.trainTime = d.metrics.training.WithLabelValues(l.key())
 	l.alerts = newAlerter(s.cam.Name, s.cfg.Alerts, l.loadBaseline())
 	return l

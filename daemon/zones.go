@@ -8,6 +8,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/wire"
 )
 
 // A camera with zones decodes its stream once, as whole gray frames
@@ -89,13 +90,13 @@ func (c *camera) cutZone(f stream.Frame) (stream.Frame, bool) {
 			c.lastSkipLog = now
 			c.log.Warn("zone cannot be cut from the camera's frame", "width", f.W, "height", f.H, "err", err)
 		}
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		return stream.Frame{}, false
 	}
 	z.Seq, z.Time, z.Wall = f.Seq, f.Time, f.Wall
 	c.mu.Lock()
-	if c.state != "online" {
-		c.state, c.lastErr = "online", ""
+	if c.state != wire.StateOnline {
+		c.state, c.lastErr = wire.StateOnline, ""
 	}
 	c.mu.Unlock()
 	c.dash.setFrame(z)
