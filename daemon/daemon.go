@@ -209,11 +209,9 @@ func (d *Daemon) statusLine() string {
 	defer d.mu.Unlock()
 	online := 0
 	for _, c := range d.cameras {
-		c.mu.Lock()
-		if c.state == wire.StateOnline {
+		if st, _ := c.source.get(); st == wire.StateOnline {
 			online++
 		}
-		c.mu.Unlock()
 	}
 	return fmt.Sprintf("%d/%d cameras online", online, len(d.cameras))
 }

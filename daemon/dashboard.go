@@ -456,9 +456,7 @@ func decimate(z []float64, stride int) []sample {
 // card is the camera's overview line now.
 func (c *camera) card() dashCard {
 	st := c.status()
-	c.mu.Lock()
-	est := c.est
-	c.mu.Unlock()
+	est, _ := c.rec.latest()
 	k := dashCard{Name: c.key(), State: st.State, Source: st.Source, Error: st.Error,
 		Kind: string(c.cfg.Source.Kind), Mode: st.Mode, Frames: st.Frames, FramesDropped: st.FramesDropped, Breaks: st.Breaks,
 		Windows: st.Windows, Skipped: st.WindowsSkipped, Encoder: st.Encoder, Size: c.frameSize()}

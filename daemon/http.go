@@ -383,8 +383,8 @@ func (d *Daemon) latest(w http.ResponseWriter, r *http.Request) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	out := latestInfo{State: c.state, Error: c.lastErr, Estimate: c.est, Diagnostic: c.diag}
-	c.mu.Unlock()
+	est, diag := c.rec.latest()
+	state, errText := c.source.get()
+	out := latestInfo{State: state, Error: errText, Estimate: est, Diagnostic: diag}
 	writeJSON(w, out)
 }

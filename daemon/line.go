@@ -38,8 +38,10 @@ type lineSpec struct {
 func (d *Daemon) newLine(s lineSpec) *camera {
 	l := &camera{cfg: s.cam, all: s.cfg, src: s.src, log: s.log, bus: d.bus, node: d.bus.node, preset: s.preset,
 		onEst: d.opt.OnEstimate, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), gate: d.gate,
-		dir: s.dir, zone: s.zone, verdict: map[string]int{}, state: wire.StateStarting, dash: newCamDash(d.dash, s.thumb, s.cfg)}
+		dir: s.dir, zone: s.zone, rec: newRecord(), dash: newCamDash(d.dash, s.thumb, s.cfg)}
 	l.trainTime = d.metrics.training.WithLabelValues(l.key())
+	l.setState(wire.StateStarting, "")
 	l.alerts = newAlerter(s.cam.Name, s.cfg.Alerts, l.loadBaseline())
+	l.rec.setBaseline(l.alerts.base)
 	return l
 }

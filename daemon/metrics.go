@@ -129,9 +129,7 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descCold, float64(cam.work.coldStarts.Load()), name)
 		counter(descHeld, float64(cam.work.coldHeld.Load()), name)
 		counter(descUntrained, float64(cam.work.untrained.Load()), name)
-		cam.mu.Lock()
-		e := cam.est
-		cam.mu.Unlock()
+		e, _ := cam.rec.latest()
 		if e != nil {
 			gauge(descG0, e.Gamma0, name)
 			gauge(descG1, e.Gamma1, name)

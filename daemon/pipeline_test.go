@@ -81,7 +81,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	mem := &memPublisher{}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: mem, preset: p, trainTime: noObserver{},
-		dir: t.TempDir(), verdict: map[string]int{}, state: "starting"}
+		dir: t.TempDir(), rec: newRecord()}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	c.start(ctx)

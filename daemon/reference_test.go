@@ -44,7 +44,7 @@ func TestCameraMotionReference(t *testing.T) {
 	}
 	before := clip.Frames
 	j := job{clips: []estimator.Clip{clip}, refs: [][][]float64{refs}, refW: pw, refH: ph, srcW: 640, srcH: 480}
-	tr, err := c.cameraMotion(context.Background(), j)
+	tr, err := c.motionOf(j).Measure(context.Background(), j.clips, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCameraMotionReference(t *testing.T) {
 		plain[k] = make([]float64, pw*ph)
 	}
 	j = job{clips: []estimator.Clip{clip}, refs: [][][]float64{plain}, refW: pw, refH: ph, srcW: 640, srcH: 480}
-	if tr, err := c.cameraMotion(context.Background(), j); err != nil || tr.Source != motion.SourceAuto {
+	if tr, err := c.motionOf(j).Measure(context.Background(), j.clips, nil); err != nil || tr.Source != motion.SourceAuto {
 		t.Errorf("a plain reference: %v, %v; want the motion measured from the frames", tr, err)
 	}
 }

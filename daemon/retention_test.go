@@ -24,7 +24,7 @@ func TestReportKeepsNoResult(t *testing.T) {
 	cfg := testConfig()
 	cc := cfg.Cameras[0]
 	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), bus: &memPublisher{}, trainTime: noObserver{},
-		verdict: map[string]int{}, state: "running"}
+		rec: newRecord()}
 	c.alerts = newAlerter(cc.Name, cfg.Alerts, nil)
 	in := make(chan outcome)
 	done := make(chan struct{})
@@ -39,10 +39,7 @@ func TestReportKeepsNoResult(t *testing.T) {
 	frames := sendWindow(in)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c.mu.Lock()
-		d := c.diag
-		c.mu.Unlock()
-		if d != nil {
+		if _, d := c.rec.latest(); d != nil {
 			if d.Encoder == nil || d.Encoder.Version != 3 {
 				t.Fatalf("diagnostic's encoder info %+v, want version 3", d.Encoder)
 			}
@@ -85,7 +82,7 @@ func TestLearnKeepsNoResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), preset: p, dir: t.TempDir(), jobs: make(chan job, 1)}
+	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), preset: p, dir: t.TempDir(), rec: newRecord(), jobs: make(chan batch, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan outcome)
 	done := make(chan struct{})
@@ -98,7 +95,7 @@ func TestLearnKeepsNoResult(t *testing.T) {
 		close(c.jobs)
 		<-done
 	}()
-	c.jobs <- swingJob()
+	c.jobs <- batch{next: swingJob()}
 	res, err := takeOutcome(t, out)
 	if err != nil {
 		t.Fatalf("window not estimated: %v", err)

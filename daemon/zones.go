@@ -27,52 +27,6 @@ func (c *camera) sourceName() string {
 	return c.src.Name()
 }
 
-// fanOut hands each item of the camera's source stage to every zone's
-// line, in order, and closes their feeds when the source ends. It holds
-// zmu while it sends, so a zone detached meanwhile (detach) is never sent
-// to after its feed is closed; a zone's framing stage is cheap, so the
-// others wait on it only briefly.
-func (c *camera) fanOut(in <-chan sourceItem) {
-	for it := range in {
-		c.zmu.Lock()
-		for _, ch := range c.feeds {
-			ch <- it
-		}
-		c.zmu.Unlock()
-	}
-	c.zmu.Lock()
-	for name, ch := range c.feeds {
-		close(ch)
-		delete(c.feeds, name)
-	}
-	c.feeds = map[string]chan sourceItem{} // still a camera with zones
-	c.zmu.Unlock()
-}
-
-// attach makes a feed for the zone's line, which then gets every frame
-// the camera's source stage hands out from now on.
-func (c *camera) attach(zone string) chan sourceItem {
-	ch := make(chan sourceItem, frameQueue)
-	c.zmu.Lock()
-	if old, ok := c.feeds[zone]; ok {
-		close(old)
-	}
-	c.feeds[zone] = ch
-	c.zmu.Unlock()
-	return ch
-}
-
-// detach closes the zone's feed: its line finishes what it holds and
-// stops.
-func (c *camera) detach(zone string) {
-	c.zmu.Lock()
-	if ch, ok := c.feeds[zone]; ok {
-		close(ch)
-		delete(c.feeds, zone)
-	}
-	c.zmu.Unlock()
-}
-
 // cutZone cuts the zone's frame from the camera's whole gray frame: its
 // region, resized as a camera with that region would read it. A frame
 // the region does not fit (the stream changed resolution) is counted as
@@ -94,11 +48,9 @@ func (c *camera) cutZone(f stream.Frame) (stream.Frame, bool) {
 		return stream.Frame{}, false
 	}
 	z.Seq, z.Time, z.Wall = f.Seq, f.Time, f.Wall
-	c.mu.Lock()
-	if c.state != wire.StateOnline {
-		c.state, c.lastErr = wire.StateOnline, ""
+	if st, _ := c.source.get(); st != wire.StateOnline {
+		c.setState(wire.StateOnline, "")
 	}
-	c.mu.Unlock()
 	c.dash.setFrame(z)
 	return z, true
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/physd/physd/estimator/nn"
-	"github.com/physd/physd/internal/par"
 )
 
 // Options controls one Fit.
@@ -128,199 +127,180 @@ func Fit(ctx context.Context, clips []Clip, opt Options) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := validateClips(clips); err != nil {
-		return nil, fmt.Errorf("fit: %w", err)
-	}
-	var expo *Exposure
-	switch {
-	case p.Exposure && opt.Normalized != nil:
-		n := opt.Normalized
-		if len(n.Clips) != len(clips) {
-			return nil, fmt.Errorf("fit: %d normalised clips for %d: %w", len(n.Clips), len(clips), ErrInvalidClip)
-		}
-		clips, expo = n.Clips, &n.Exposure
-	case p.Exposure:
-		var e Exposure
-		clips, e = NormalizeExposure(clips)
-		expo = &e
-	}
-	dt := clips[0].Dt
-	var all [][]float64
-	bounds := []int{0}
-	for _, c := range clips {
-		all = append(all, c.Frames...)
-		bounds = append(bounds, len(all))
-	}
-	split := func(z []float64) [][]float64 {
-		out := make([][]float64, len(clips))
-		for m := range clips {
-			out[m] = z[bounds[m]:bounds[m+1]]
-		}
-		return out
-	}
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x70687973))
-	net, err := buildNetwork(rng, p, clips[0].W, clips[0].H, opt.Warm)
+	clips, expo, err := prepareClips(clips, p, opt.Normalized)
 	if err != nil {
 		return nil, err
 	}
-	params := net.Params()
-	pass := net.pass
-	// h holds the features while W is the one they were computed with
-	// (nil: compute them); h0 those W started training from.
-	var h, h0 []float64
-	lr, _ := net.(*LowRank)
-	if lr != nil {
-		lr.workers = par.Workers(ctx)
+	f := &fitRun{opt: opt, p: p, clips: clips, expo: expo, dt: clips[0].Dt, frames: stackFrames(clips)}
+	rng := rand.New(rand.NewPCG(opt.Seed, 0x70687973))
+	if err := f.buildEncoder(ctx, rng); err != nil {
+		return nil, err
 	}
-	encode := func() ([]float64, error) {
-		if h != nil {
-			z, _ := lr.head(h, len(all))
-			return z, nil
-		}
-		return net.Encode(all)
-	}
-	freeze := false
-	if lr != nil {
-		freeze = p.Steps > 0 && (opt.Warm != nil && opt.FreezeFeatures || p.FixedFeatures)
-		reproject := opt.Warm != nil && opt.WarmGamma != nil && p.ClosedForm && p.Loss.Reg == VarFloor
-		if opt.Warm == nil {
-			if h, err = initLowRank(rng, lr, clips, all, bounds, p); err != nil {
-				return nil, fmt.Errorf("fit: %w", err)
-			}
-		}
-		if h == nil && (reproject || freeze) {
-			if h, err = lr.Features(all); err != nil {
-				return nil, fmt.Errorf("fit: %w", err)
-			}
-		}
-		if reproject {
-			if err := reprojectLowRank(lr, clips, h, bounds, p, *opt.WarmGamma); err != nil {
-				return nil, fmt.Errorf("fit: %w", err)
-			}
-		}
-		if freeze {
-			params = lr.headParams()
-			pass = func([][]float64) ([]float64, func([]float64) error, error) {
-				z, ps := lr.head(h, len(all))
-				return z, func(dz []float64) error { lr.backward(ps, dz); return nil }, nil
-			}
-		}
-		h0 = h
-	}
-
-	// The estimate comes from the output-error fit; training minimises the
-	// stencil's residual, whose second difference can buy a smaller
-	// residual with a latent further from any ODE solution. The encoder
-	// training started from is kept if training made the output error
-	// worse.
-	var before paramSnapshot
-	beforeErr := math.Inf(1)
-	if p.Exact && p.Steps > 0 {
-		if z, err := encode(); err == nil {
-			before, beforeErr = snapshotParams(net), outputError(split(z), dt, p.Loss.Offset)
-		}
-	}
-	coef := Coefficients{Gamma1: p.InitGamma[0], Gamma0: p.InitGamma[1]}
-	adam := nn.NewAdam(p.LREncoder)
-	gAdam := newScalarAdam(p.LRGamma, 3)
-	var loss float64
-	if !freeze && p.Steps > 0 {
-		h = nil // W trains
-	}
-	steps := 0
-	for step := range p.Steps {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("fit: interrupted at step %d of %d: %w", step, p.Steps, err)
-		}
-		z, back, err := pass(all)
-		if err != nil {
-			return nil, fmt.Errorf("fit: step %d: %w", step, err)
-		}
-		lat := split(z)
-		if err := checkFinite(lat); err != nil {
-			return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
-		}
-		if p.SolveGamma {
-			f, err := fitODECoef(lat, dt, p.Loss.Offset)
-			if errors.Is(err, ErrNotFinite) {
-				return nil, fmt.Errorf("fit: step %d: %w: %w", step, ErrDiverged, err)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("fit: step %d: %w", step, err)
-			}
-			coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
-		}
-		var dz [][]float64
-		var dc Coefficients
-		loss, dz, dc = Objective(lat, dt, coef, p.Loss)
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			return nil, fmt.Errorf("fit: step %d: loss is %g: %w", step, loss, ErrDiverged)
-		}
-		nn.ZeroGrad(params)
-		flat := make([]float64, 0, len(all))
-		for _, d := range dz {
-			flat = append(flat, d...)
-		}
-		if err := back(flat); err != nil {
-			return nil, fmt.Errorf("fit: step %d: backward: %w", step, err)
-		}
-		adam.Step(params)
-		if !p.SolveGamma {
-			v := []float64{coef.Gamma1, coef.Gamma0, coef.G}
-			gAdam.step(v, []float64{dc.Gamma1, dc.Gamma0, dc.G})
-			coef = Coefficients{Gamma1: v[0], Gamma0: v[1], G: v[2]}
-			if p.Loss.Offset != SharedOffset {
-				coef.G = 0
-			}
-		}
-		steps++
-		if opt.Progress != nil {
-			opt.Progress(step+1, p.Steps, loss)
-		}
-		if opt.Budget > 0 && time.Since(start) > opt.Budget {
-			break
-		}
-	}
-
-	z, err := encode()
+	from := f.startingPoint()
+	coef, steps, err := f.train(ctx, start)
 	if err != nil {
-		return nil, fmt.Errorf("fit: final encode: %w", err)
+		return nil, err
 	}
-	lat := split(z)
-	reverted := false
-	if before != nil && !(outputError(lat, dt, p.Loss.Offset) <= beforeErr) {
-		before.restore(net)
-		h = h0
-		if z, err = encode(); err != nil {
-			return nil, fmt.Errorf("fit: final encode: %w", err)
+	lat, reverted, err := f.finalLatents(from)
+	if err != nil {
+		return nil, err
+	}
+	r, err := f.stencilEstimate(lat, coef, steps, reverted)
+	if err != nil {
+		return nil, err
+	}
+	if p.Exact {
+		if err := r.fitExact(ctx, f.net, f.frames.all, f.h, f.frames.lens(), p, !opt.TrainOnly, opt.Screen); err != nil {
+			return nil, fmt.Errorf("fit: %w", err)
 		}
-		lat, reverted = split(z), true
+	} else {
+		r.StencilCov = r.Stencil.Cov
 	}
-	f, err := FitODE(lat, dt, p.Loss.Offset)
+	r.finish(start)
+	return r, nil
+}
+
+// fitRun is one Fit between its steps: the clips as the encoder sees
+// them and the encoder with what training moves.
+type fitRun struct {
+	opt    Options
+	p      Preset
+	clips  []Clip
+	expo   *Exposure
+	dt     float64
+	frames frameStack
+	net    network
+	// lr is net when it is the low-rank encoder.
+	lr *LowRank
+	// params and pass are what training moves and runs: the encoder's,
+	// or with frozen features its head's on h (headPass).
+	params []*nn.Param
+	pass   func([][]float64) ([]float64, func([]float64) error, error)
+	// h holds the features while W is the one they were computed with
+	// (nil: compute them).
+	h []float64
+	// freeze trains only the layers after the features (FreezeFeatures,
+	// FixedFeatures).
+	freeze bool
+}
+
+// prepareClips validates the clips and, with a preset that normalises
+// exposure, returns them normalised (by the caller's normalisation when
+// given) with what was undone.
+func prepareClips(clips []Clip, p Preset, norm *Normalized) ([]Clip, *Exposure, error) {
+	if err := validateClips(clips); err != nil {
+		return nil, nil, fmt.Errorf("fit: %w", err)
+	}
+	switch {
+	case !p.Exposure:
+		return clips, nil, nil
+	case norm != nil:
+		if len(norm.Clips) != len(clips) {
+			return nil, nil, fmt.Errorf("fit: %d normalised clips for %d: %w", len(norm.Clips), len(clips), ErrInvalidClip)
+		}
+		return norm.Clips, &norm.Exposure, nil
+	}
+	clips, e := NormalizeExposure(clips)
+	return clips, &e, nil
+}
+
+// frameStack is the clips' frames end to end, which the encoder sees as
+// one batch: clip m's are all[bounds[m]:bounds[m+1]].
+type frameStack struct {
+	all    [][]float64
+	bounds []int
+}
+
+func stackFrames(clips []Clip) frameStack {
+	s := frameStack{bounds: []int{0}}
+	for _, c := range clips {
+		s.all = append(s.all, c.Frames...)
+		s.bounds = append(s.bounds, len(s.all))
+	}
+	return s
+}
+
+// split cuts the batch's latents z into the clips'.
+func (s frameStack) split(z []float64) [][]float64 {
+	out := make([][]float64, len(s.bounds)-1)
+	for m := range out {
+		out[m] = z[s.bounds[m]:s.bounds[m+1]]
+	}
+	return out
+}
+
+// lens are the clips' lengths.
+func (s frameStack) lens() []int {
+	lens := make([]int, len(s.bounds)-1)
+	for m := range lens {
+		lens[m] = s.bounds[m+1] - s.bounds[m]
+	}
+	return lens
+}
+
+// trainStart is the encoder training starts from, to go back to if
+// training makes the output error worse: its weights (nil: nothing to go
+// back to), its output error, and its features if known (fitRun.h).
+type trainStart struct {
+	params   paramSnapshot
+	outErr   float64
+	features []float64
+}
+
+// startingPoint keeps the encoder training starts from. The estimate
+// comes from the output-error fit; training minimises the stencil's
+// residual, whose second difference can buy a smaller residual with a
+// latent further from any ODE solution. The encoder training started
+// from is kept if training made the output error worse.
+func (f *fitRun) startingPoint() trainStart {
+	s := trainStart{outErr: math.Inf(1), features: f.h}
+	if f.p.Exact && f.p.Steps > 0 {
+		if z, err := f.encode(); err == nil {
+			s.params, s.outErr = snapshotParams(f.net), outputError(f.frames.split(z), f.dt, f.p.Loss.Offset)
+		}
+	}
+	return s
+}
+
+// finalLatents encodes the frames with the trained encoder, or with the
+// one training started from if training made the output error worse
+// (reverted).
+func (f *fitRun) finalLatents(from trainStart) (lat [][]float64, reverted bool, err error) {
+	z, err := f.encode()
+	if err != nil {
+		return nil, false, fmt.Errorf("fit: final encode: %w", err)
+	}
+	lat = f.frames.split(z)
+	if from.params != nil && !(outputError(lat, f.dt, f.p.Loss.Offset) <= from.outErr) {
+		from.params.restore(f.net)
+		f.h = from.features
+		if z, err = f.encode(); err != nil {
+			return nil, false, fmt.Errorf("fit: final encode: %w", err)
+		}
+		lat, reverted = f.frames.split(z), true
+	}
+	return lat, reverted, nil
+}
+
+// stencilEstimate is the least-squares fit of the stencil on the final
+// latents, in closed form: the estimate unless the preset maps it to
+// continuous time (fitExact). γ is the fit's when it is solved for (or
+// nothing trained), training's otherwise.
+func (f *fitRun) stencilEstimate(lat [][]float64, coef Coefficients, steps int, reverted bool) (*Result, error) {
+	p := f.p
+	s, err := FitODE(lat, f.dt, p.Loss.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("fit: final latents: %w", err)
 	}
 	if p.SolveGamma || p.Steps == 0 {
-		coef = Coefficients{Gamma1: f.Gamma1, Gamma0: f.Gamma0, G: f.G}
+		coef = Coefficients{Gamma1: s.Gamma1, Gamma0: s.Gamma0, G: s.G}
 	}
-	loss, _, _ = Objective(lat, dt, coef, p.Loss)
-	r := &Result{Readout: ReadoutEncoder, Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: f.Cov, Stencil: f, Exposure: expo,
-		Latents: lat, Dt: dt, Loss: loss, Steps: steps, Reverted: reverted, Encoder: net}
-	for _, c := range clips {
+	loss, _, _ := Objective(lat, f.dt, coef, p.Loss)
+	r := &Result{Readout: ReadoutEncoder, Gamma1: coef.Gamma1, Gamma0: coef.Gamma0, Cov: s.Cov, Stencil: s, Exposure: f.expo,
+		Latents: lat, Dt: f.dt, Loss: loss, Steps: steps, Reverted: reverted, Encoder: f.net}
+	for _, c := range f.clips {
 		r.Frames = append(r.Frames, c.Frames)
 	}
-	if p.Exact {
-		lens := make([]int, len(clips))
-		for m := range clips {
-			lens[m] = bounds[m+1] - bounds[m]
-		}
-		if err := r.fitExact(ctx, net, all, h, lens, p, !opt.TrainOnly, opt.Screen); err != nil {
-			return nil, fmt.Errorf("fit: %w", err)
-		}
-	} else {
-		r.StencilCov = f.Cov
-	}
-	r.finish(start)
 	return r, nil
 }
 
@@ -401,124 +381,6 @@ var ErrDiverged = errors.New("training diverged")
 // ErrNoContinuousModel reports latents whose AR(2) recursion no
 // continuous-time second-order system produces.
 var ErrNoContinuousModel = errors.New("no continuous-time model")
-
-func buildNetwork(rng *rand.Rand, p Preset, w, h int, warm Encoder) (network, error) {
-	if warm != nil {
-		n, ok := warm.(network)
-		if !ok {
-			return nil, fmt.Errorf("fit: warm encoder %T is not trainable", warm)
-		}
-		return n, nil
-	}
-	switch p.Encoder {
-	case "lowrank":
-		return NewLowRank(rng, w*h, p.Features, p.Hidden), nil
-	case "cnn":
-		return newCNN(rng, p, w, h), nil
-	}
-	return nil, fmt.Errorf("fit: unknown encoder %q", p.Encoder)
-}
-
-// initLowRank sets W to a smooth spatial basis and u to the closed-form
-// readout, which solves the variance-floor problem with the floor held as
-// a constraint. Without ClosedForm (or with another regulariser, whose
-// problem it does not solve) u starts random and training alone sets it.
-// It returns the features of W for all, n×K (nil without the closed form).
-func initLowRank(rng *rand.Rand, e *LowRank, clips []Clip, all [][]float64, bounds []int, p Preset) ([]float64, error) {
-	k, err := e.spatialBasis(all, clips[0].W, clips[0].H)
-	if err != nil {
-		return nil, err
-	}
-	if !p.ClosedForm || p.Loss.Reg != VarFloor {
-		u := data(e.U)
-		for a := range k {
-			u[a] = p.Loss.Tau * rng.NormFloat64() / math.Sqrt(float64(k))
-		}
-		return nil, nil
-	}
-	h, err := e.Features(all)
-	if err != nil {
-		return nil, err
-	}
-	feats := make([][]float64, len(clips))
-	for m := range clips {
-		feats[m] = compact(h[bounds[m]*e.K:bounds[m+1]*e.K], e.K, k)
-	}
-	u, err := solveReadout(feats, k, clips[0].Dt, p.Loss.Tau, p.Loss.Offset, e.workers)
-	if err != nil {
-		return nil, err
-	}
-	copy(data(e.U), u)
-	// Centre the latent: the intercept absorbs the equilibrium.
-	var mean float64
-	for i := range len(all) {
-		for a := range k {
-			mean += u[a] * h[i*e.K+a]
-		}
-	}
-	data(e.B)[0] = -mean / float64(len(all))
-	return h, nil
-}
-
-// reprojectLowRank keeps W (the features) and re-solves the linear
-// readout on this window's frames from the previous window's γ. The
-// hidden layer's output weights restart at zero so that the latent is the
-// readout just solved.
-// h holds the window's features, n×K.
-func reprojectLowRank(e *LowRank, clips []Clip, h []float64, bounds []int, p Preset, g [2]float64) error {
-	feats := make([][]float64, len(clips))
-	for m := range clips {
-		feats[m] = h[bounds[m]*e.K : bounds[m+1]*e.K]
-	}
-	u, err := solveReadoutFrom(feats, e.K, clips[0].Dt, p.Loss.Tau, p.Loss.Offset, g[0], g[1])
-	if err != nil {
-		return err
-	}
-	copy(data(e.U), u)
-	clear(data(e.V))
-	n := len(h) / e.K
-	var mean float64
-	for i := range n {
-		for a := range e.K {
-			mean += u[a] * h[i*e.K+a]
-		}
-	}
-	data(e.B)[0] = -mean / float64(n)
-	return nil
-}
-
-// compact keeps the first k of K columns of an n×K matrix.
-func compact(h []float64, K, k int) []float64 {
-	n := len(h) / K
-	out := make([]float64, n*k)
-	for i := range n {
-		copy(out[i*k:(i+1)*k], h[i*K:i*K+k])
-	}
-	return out
-}
-
-// scalarAdam is Adam for a handful of scalars (the ODE coefficients).
-type scalarAdam struct {
-	lr   float64
-	m, v []float64
-	t    int
-}
-
-func newScalarAdam(lr float64, n int) *scalarAdam {
-	return &scalarAdam{lr: lr, m: make([]float64, n), v: make([]float64, n)}
-}
-
-func (a *scalarAdam) step(x, g []float64) {
-	const b1, b2, eps = 0.9, 0.999, 1e-8
-	a.t++
-	c1 := 1 - math.Pow(b1, float64(a.t))
-	c2 := 1 - math.Pow(b2, float64(a.t))
-	for i := range x {
-		a.m[i] = b1*a.m[i] + (1-b1)*g[i]
-		a.v[i] = b2*a.v[i] + (1-b2)*g[i]*g[i]
-		x[i] -= a.lr * (a.m[i] / c1) / (math.Sqrt(a.v[i]/c2) + eps)
-	}
-}
 
 // ClipOf is the clip latent sequence m was read from (Clips).
 func (r *Result) ClipOf(m int) int {

@@ -100,7 +100,9 @@ func warmLearner(tb testing.TB, p estimator.Preset) []byte {
 }
 
 // certified is the daemon's accept function, with default thresholds.
-func certified(r *estimator.Result) bool { return window.Certify(r, window.Thresholds{}).Certified }
+func certified(r *estimator.Result) bool {
+	return window.Certify(r, window.Thresholds{}, nil).Certified
+}
 
 // fuzzReader hands out the bytes of a fuzzed window description, then
 // zeros.
@@ -344,7 +346,7 @@ func checkWindow(t *testing.T, what string, clips []estimator.Clip, invalid erro
 			t.Fatalf("%s: clip %d: %d latents for %d frames", what, m, len(r.Latents[m]), len(c.Frames))
 		}
 	}
-	v := window.Certify(r, window.Thresholds{})
+	v := window.Certify(r, window.Thresholds{}, nil)
 	if _, err := json.Marshal(v); err != nil {
 		t.Fatalf("%s: verdict does not encode: %v", what, err)
 	}
@@ -479,7 +481,7 @@ func TestDegenerateWindows(t *testing.T) {
 			}
 			o, err := l.Window(ctx, tc.clips, certified)
 			if tc.warmMayEstimate && err == nil {
-				if v := window.Certify(o.Result, window.Thresholds{}); v.Certified {
+				if v := window.Certify(o.Result, window.Thresholds{}, nil); v.Certified {
 					t.Fatalf("warm Window certified %+v", o.Result.Physics)
 				}
 				return
@@ -502,7 +504,7 @@ func TestFitWindowSmoke(t *testing.T) {
 	if bad := nonFinite(r); bad != "" {
 		t.Fatal(bad)
 	}
-	if v := window.Certify(r, window.Thresholds{}); !v.Certified {
+	if v := window.Certify(r, window.Thresholds{}, nil); !v.Certified {
 		t.Fatalf("not certified: %v", v.Reasons)
 	}
 }

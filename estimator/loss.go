@@ -43,7 +43,7 @@ const (
 	// ClipOffsets fits one g_m per clip: the clips' observation maps may
 	// differ by a constant, as when each clip is normalised on its own
 	// (the paper's intensity and scale sets) or recorded under another
-	// exposure. Certification then needs more (window.TestCoverage).
+	// exposure. Certification then needs more (window.CoverageOf).
 	ClipOffsets
 )
 

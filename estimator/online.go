@@ -121,140 +121,32 @@ func (l *Learner) Ready() bool { return l.enc != nil }
 // Window estimates (γ1, γ0) from one window's clips (one clip, or several
 // events of a multi-trajectory window). accept decides whether an estimate
 // is good enough to keep the encoder that produced it (typically: it was
-// certified).
+// certified). The attempts, in turn until one ends the window: the warm
+// encoder as it stands (Lazy), trained on the window, the cold start held
+// back, a cold start.
 func (l *Learner) Window(ctx context.Context, clips []Clip, accept func(*Result) bool) (*Outcome, error) {
 	if len(clips) == 0 {
 		return nil, fmt.Errorf("learner: %w", ErrNoClips)
 	}
-	start := time.Now()
-	out := &Outcome{}
+	w := &learnerWindow{clips: clips, accept: accept, start: time.Now(), out: &Outcome{}}
 	if l.enc != nil && (clips[0].W != l.w || clips[0].H != l.h) {
 		l.enc = nil // the frame size changed: the encoder no longer applies
 		l.replay = nil
 	}
-	energy := motionEnergy(clips)
-	// The window's own fits (as it stands, after training, a cold start)
-	// share one exposure normalisation of its clips instead of each
-	// making its own copy of the frames; training, on the window with
-	// its replay, normalises those together as before. Clips Fit would
-	// refuse are left to Fit, which says why.
-	var norm *Normalized
-	normDone := false
-	normalized := func() *Normalized {
-		if !normDone && l.opt.Preset.Exposure {
-			norm, _ = NormalizeClips(clips)
-		}
-		normDone = true
-		return norm
-	}
-	trained := true
-	if l.enc != nil && l.opt.Lazy {
-		if try, held := l.warm.fitOnly(energy); try {
-			// The encoder as it stands: accepted, the window needs no
-			// training; refused, it is trained as usual unless the
-			// scene's back-off holds the training too.
-			p := l.opt.Preset
-			p.Steps = 0
-			t0 := time.Now()
-			r, err := Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: normalized()})
-			out.FitTime += time.Since(t0)
-			if err != nil && ctx.Err() != nil {
-				return nil, err
-			}
-			if err == nil && accept(r) {
-				out.Result, out.FitOnly = r, true
-				out.TrainTime = time.Since(start)
-				l.remember(r, clips)
-				l.cold.reset()
-				l.warm.accepted(false)
-				return out, nil
-			}
-			if held {
-				trained = false
-				out.TrainHeld = true
-				if err == nil {
-					out.Result = r
-				}
-			}
-		}
-	}
-	if l.enc != nil && trained {
-		p := l.opt.Preset
-		p.Steps = l.opt.Steps
-		train := append(append([]Clip(nil), clips...), l.replayClips()...)
-		// Warm training moves the encoder in place; a window that diverges
-		// or is not accepted must leave it as the last accepted one did.
-		good := snapshotParams(l.enc)
-		r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true, TrainOnly: true})
-		if err == nil {
-			out.TrainSteps += r.Steps
-			l.steps += int64(r.Steps)
-			p.Steps = 0
-			t0 := time.Now()
-			r, err = Fit(ctx, clips, Options{Preset: p, Warm: l.enc, Screen: l.opt.Screen, Normalized: normalized()})
-			out.FitTime += time.Since(t0)
-		}
-		if err != nil && ctx.Err() != nil {
+	w.energy = motionEnergy(clips)
+	// Cheapest first; the cold start always ends the window.
+	for _, try := range []func(context.Context, *learnerWindow) (bool, error){
+		l.fitAsItStands, l.trainWarm, l.holdCold, l.startCold,
+	} {
+		done, err := try(ctx, w)
+		if err != nil {
 			return nil, err
 		}
-		if err == nil && accept(r) {
-			out.Result = r
-			out.TrainTime = time.Since(start)
-			l.remember(r, clips)
-			l.cold.reset()
-			l.warm.accepted(true)
-			return out, nil
+		if done {
+			break
 		}
-		good.restore(l.enc)
-		out.RolledBack = true
-		out.Diverged = errors.Is(err, ErrDiverged)
-		if err == nil {
-			out.Result = r
-		}
-		l.warm.refusedTrained(energy)
 	}
-	if l.enc != nil && out.Result != nil && l.cold.hold(energy) {
-		out.ColdHeld = true
-		out.TrainTime = time.Since(start)
-		return out, nil
-	}
-	budget := l.opt.Budget
-	if budget > 0 {
-		budget = max(budget-time.Since(start), budget/4)
-	}
-	out.ColdTried = true
-	r, err := Fit(ctx, clips, Options{Preset: l.opt.Preset, Seed: l.opt.Seed + uint64(l.version), Budget: budget, Screen: l.opt.Screen, Normalized: normalized()})
-	out.TrainTime = time.Since(start)
-	if err != nil {
-		if out.Result != nil && ctx.Err() == nil {
-			return out, nil // keep the warm estimate; the cold start failed too
-		}
-		return nil, err
-	}
-	out.TrainSteps += r.Steps
-	// The first encoder is kept whatever its verdict (there is nothing to
-	// fall back on) and starts no backoff.
-	kept := l.enc == nil || accept(r)
-	l.cold.tried(energy, kept)
-	if kept {
-		n, ok := r.Encoder.(network)
-		if !ok {
-			return nil, fmt.Errorf("learner: encoder %T is not trainable", r.Encoder)
-		}
-		if lr, ok := n.(*LowRank); ok {
-			lr.EnableFeatureCache()
-		}
-		l.enc, l.w, l.h = n, clips[0].W, clips[0].H
-		l.warm.reset()
-		l.version++
-		l.steps = int64(r.Steps)
-		l.replay = nil
-		out.Result, out.Cold = r, true
-		l.remember(r, clips)
-	} else if out.Result == nil {
-		out.Result = r
-	}
-	return out, nil
+	return w.out, nil
 }
 
 // paramSnapshot is a copy of an encoder's weights.

@@ -13,10 +13,10 @@ package estimator
 //     trained and fitted as before, so it keeps its chance).
 //   - Refused: warm training on a refused window is rolled back, so on a
 //     scene that keeps refusing it (two trained windows in a row) it is
-//     held back like the cold starts: 1, 2, 4, then at most maxColdHold
-//     fit-only windows between trained ones, until a window is accepted
-//     or its motion energy moves by more than coldEnergyRatio from the
-//     last refused one's.
+//     held back like the cold starts (backoff): 1, 2, 4, then at most
+//     maxHold fit-only windows between trained ones, until a window is
+//     accepted or its motion energy moves by more than energyRatio from
+//     the last refused one's.
 //
 // Certification is never skipped: every window gets an estimate and a
 // verdict, only the training that led to it is spared.
@@ -25,11 +25,10 @@ type warmPolicy struct {
 	// since counts the fit-only windows accepted since the last training.
 	settled bool
 	since   int
-	// refused counts the trained windows refused in a row; held the
-	// fit-only windows since the last trained one; energy the motion
-	// energy of the last refused trained window.
-	refused, held int
-	energy        float64
+	// backoff counts the trained windows refused in a row and the
+	// fit-only windows held since the last trained one, against the last
+	// refused trained window's motion energy (lastRefused).
+	backoff
 }
 
 // trainEvery is how often a settled encoder still trains: every
@@ -44,14 +43,8 @@ func (w *warmPolicy) fitOnly(e float64) (try, held bool) {
 	if w.settled {
 		return w.since < trainEvery-1, false
 	}
-	if w.refused < 2 || !(e <= coldEnergyRatio*w.energy && e*coldEnergyRatio >= w.energy) {
-		return false, false
-	}
-	if w.held >= min(1<<(w.refused-2), maxColdHold) {
-		return false, false
-	}
-	w.held++
-	return true, true
+	h := w.hold(e)
+	return h, h
 }
 
 // accepted records a window whose warm estimate was accepted, trained on
@@ -67,9 +60,8 @@ func (w *warmPolicy) accepted(trained bool) {
 // refusedTrained records a trained window of motion energy e whose
 // estimate was refused.
 func (w *warmPolicy) refusedTrained(e float64) {
-	w.settled, w.since, w.held = false, 0, 0
-	w.refused++
-	w.energy = e
+	w.settled, w.since = false, 0
+	w.refuse(e, lastRefused)
 }
 
 // reset forgets the scene: a new encoder starts trained.

@@ -11,7 +11,8 @@
 // # Sources
 //
 // A Source delivers frames one at a time, in capture order, to a callback,
-// until its context is done, it ends (io.EOF) or it fails:
+// until its context is done, it ends (io.EOF: see Ended; a live stream
+// that ends wraps ErrInterrupted too, for it may come back) or it fails:
 //
 //   - NewFileSource: a video file, paced by its presentation times or as
 //     fast as possible, optionally looping;

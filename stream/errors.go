@@ -1,6 +1,9 @@
 package stream
 
-import "errors"
+import (
+	"errors"
+	"io"
+)
 
 // Errors returned by this package wrap one of these, so callers can test
 // with errors.Is. A missing file wraps fs.ErrNotExist instead.
@@ -24,7 +27,17 @@ var (
 	// ErrUntrusted reports an rtsps:// camera whose certificate did not
 	// pass the CameraTLS check, or a stream physd could not check.
 	ErrUntrusted = errors.New("camera certificate not trusted")
+	// ErrInterrupted reports a live stream that ended: the camera or its
+	// server closed it, and it may come back. It is wrapped together with
+	// io.EOF; io.EOF alone is a recording's end (see Ended).
+	ErrInterrupted = errors.New("live stream interrupted")
 	// ErrNoOpenCV reports an OpenCV-backed feature (video files, RTSP,
 	// V4L2) in a binary built with the nocv build tag.
 	ErrNoOpenCV = errors.New("physd was built without OpenCV (tag nocv)")
 )
+
+// Ended says whether a source's Run error is its end: a recording or a
+// finite stream that has no more frames (io.EOF), rather than a live
+// stream that was interrupted (ErrInterrupted) or a failure. Whoever
+// runs the source stops on it; anything else is reopened.
+func Ended(err error) bool { return errors.Is(err, io.EOF) && !errors.Is(err, ErrInterrupted) }

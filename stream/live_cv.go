@@ -153,9 +153,9 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 		case waited >= time.Duration(stallFraction*float64(sp.timeout)):
 			err = fmt.Errorf("no frame for %v after %d frame(s): %w", waited.Round(time.Millisecond), d.seq, ErrStalled)
 		case d.seq == 0:
-			err = fmt.Errorf("the stream ended before its first frame: %w", io.EOF)
+			err = fmt.Errorf("the stream ended before its first frame: %w: %w", ErrInterrupted, io.EOF)
 		default:
-			err = fmt.Errorf("the stream ended after %d frame(s): %w", d.seq, io.EOF)
+			err = fmt.Errorf("the stream ended after %d frame(s): %w: %w", d.seq, ErrInterrupted, io.EOF)
 		}
 	}
 	send(liveItem{err: err})

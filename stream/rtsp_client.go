@@ -198,9 +198,9 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 			why = s.scrub(endErr.Error())
 		}
 		if n == 0 {
-			return s.wrap(fmt.Errorf("the stream ended before its first frame (%s): %w", why, io.EOF))
+			return s.wrap(fmt.Errorf("the stream ended before its first frame (%s): %w: %w", why, ErrInterrupted, io.EOF))
 		}
-		return s.wrap(fmt.Errorf("the stream ended after %d frame(s) (%s): %w", n, why, io.EOF))
+		return s.wrap(fmt.Errorf("the stream ended after %d frame(s) (%s): %w: %w", n, why, ErrInterrupted, io.EOF))
 	}
 	return err
 }

@@ -321,8 +321,8 @@ func TestRTSPPublisherLeaves(t *testing.T) {
 		return nil
 	})
 	t.Logf("publisher gone: %v after %v", err, time.Since(stoppedAt))
-	if !errors.Is(err, io.EOF) || errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), src.Name()) {
-		t.Errorf("Run = %v, want an error wrapping io.EOF naming the source", err)
+	if !errors.Is(err, io.EOF) || !errors.Is(err, ErrInterrupted) || Ended(err) || errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), src.Name()) {
+		t.Errorf("Run = %v, want an interruption (ErrInterrupted, io.EOF) naming the source", err)
 	}
 	if d := time.Since(stoppedAt); d > 2*time.Second {
 		t.Errorf("took %v to notice the end", d)

@@ -323,3 +323,8 @@ func (s *WHIPSource) Run(ctx context.Context, emit func(Frame) error) error {
 	sess.close(err)
 	return err
 }
+
+// AwaitsPublisher says that Run waits for a publisher rather than
+// opening a camera: until one connects the source is waiting, not
+// failing, and when a session ends Run may be called again at once.
+func (s *WHIPSource) AwaitsPublisher() bool { return true }

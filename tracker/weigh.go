@@ -63,7 +63,7 @@ func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		}
 		// A path whose certificate fails level-set coverage on its
 		// screening fit is refused whatever its σ: no bootstrap for it.
-		screen := func(r *estimator.Result) bool { return window.Covered(r, th) }
+		screen := func(r *estimator.Result) bool { return window.Screen(r, th, nil, window.CheckCoverage) }
 		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen, Stream: s}
 		if s.Cache != nil {
 			opt.Stream.match = clips

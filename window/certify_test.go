@@ -38,7 +38,7 @@ func fitScenes(t *testing.T, scenes []sim.Scene) (*estimator.Result, Verdict) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, Certify(r, Thresholds{})
+	return r, Certify(r, Thresholds{}, nil)
 }
 
 func pendulum(reg sim.Regime, z0, v0, dur float64) sim.Scene {
@@ -104,25 +104,31 @@ func TestCertifyRefusesDarkFrames(t *testing.T) {
 	}
 	dark := *r
 	dark.Exposure = &estimator.Exposure{Why: "2 frame(s) dark where the scene is bright", DarkFrames: 2}
-	v = Certify(&dark, Thresholds{})
+	v = Certify(&dark, Thresholds{}, nil)
 	if v.Certified || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "went dark in 2 frame") {
 		t.Errorf("dark frames: %s %v", v.Status, v.Reasons)
 	}
 }
 
-// Covered agrees with Certify's coverage test, and says no to nothing.
-func TestCovered(t *testing.T) {
+// Screen on CheckCoverage alone agrees with Certify's coverage test,
+// refuses a missing estimate and ignores the other checks' failures.
+func TestScreenCoverage(t *testing.T) {
 	z, dt := swing(0.3, 4, 1)
 	for _, r := range []*estimator.Result{resultOf(t, z, dt, tight), resultOf(t, z[:30], dt, tight)} {
-		if got, want := Covered(r, Thresholds{}), Certify(r, Thresholds{}).Coverage.Holds; got != want {
-			t.Errorf("%d frames: Covered %v, Certify's coverage %v", len(r.Latents[0]), got, want)
+		if got, want := Screen(r, Thresholds{}, nil, CheckCoverage), Certify(r, Thresholds{}, nil).Coverage.Holds; got != want {
+			t.Errorf("%d frames: screened on coverage %v, Certify's coverage %v", len(r.Latents[0]), got, want)
 		}
 	}
-	if !Covered(resultOf(t, z, dt, tight), Thresholds{}) {
+	if !Screen(resultOf(t, z, dt, tight), Thresholds{}, nil, CheckCoverage) {
 		t.Error("a damped swing of 250 frames not covered")
 	}
-	if Covered(nil, Thresholds{}) || Covered(&estimator.Result{}, Thresholds{}) {
+	if Screen(nil, Thresholds{}, nil, CheckCoverage) || Screen(&estimator.Result{}, Thresholds{}, nil, CheckCoverage) {
 		t.Error("no estimate covered")
+	}
+	dark := resultOf(t, z, dt, tight)
+	dark.Exposure = &estimator.Exposure{DarkFrames: 2}
+	if !Screen(dark, Thresholds{}, nil, CheckCoverage) || Screen(dark, Thresholds{}, nil) {
+		t.Error("dark frames: refused by the whole screen only")
 	}
 }
 
@@ -141,7 +147,7 @@ func TestScreen(t *testing.T) {
 	}
 	z, dt := swing(0.3, 4, 1)
 	short := resultOf(t, z[:30], dt, tight)
-	if Certify(short, Thresholds{}).Coverage.Holds || Screen(short, Thresholds{}, nil) {
+	if Certify(short, Thresholds{}, nil).Coverage.Holds || Screen(short, Thresholds{}, nil) {
 		t.Error("a window without coverage passes the screen")
 	}
 	if Screen(nil, Thresholds{}, nil) {

@@ -1,5 +1,7 @@
 package window
 
+import "slices"
+
 // Check names: the certificate's tests, machine-readable in the verdict's
 // checks (a subscriber tells "too short" from "impulse" without parsing
 // the reasons' prose).
@@ -83,11 +85,13 @@ func (c *checks) failed() []Check {
 // passed reports whether every check so far passed.
 func (c *checks) passed() bool { return len(c.failed()) == 0 }
 
-// sigmaFreeFailure reports whether a check that reads no σ failed: the
-// window is refused whatever its σ.
-func (c *checks) sigmaFreeFailure() bool {
-	for _, k := range c.list {
-		if !k.Passed && !k.NeedsSigma {
+// sigmaFreeFailure reports whether a check of list that reads no σ
+// failed, the window then being refused whatever its σ; with only, just
+// those checks and the estimate's count.
+func sigmaFreeFailure(list []Check, only []string) bool {
+	for _, k := range list {
+		asked := len(only) == 0 || k.Name == CheckEstimate || slices.Contains(only, k.Name)
+		if asked && !k.Passed && !k.NeedsSigma {
 			return true
 		}
 	}

@@ -36,7 +36,7 @@ func TestVerdictChecks(t *testing.T) {
 		}
 	}
 	// σ(f_n) 3 % of f_n: only precision fails, and it reads σ.
-	rough := Certify(withSigma(r, 1, 3*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{})
+	rough := Certify(withSigma(r, 1, 3*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{}, nil)
 	if got := failedNames(rough); !slices.Equal(got, []string{CheckPrecision}) || !slices.Equal(rough.Reasons, []string{rough.Checks[len(rough.Checks)-1].Detail}) {
 		t.Errorf("imprecise window: failed %v, reasons %q", got, rough.Reasons)
 	}
@@ -45,7 +45,7 @@ func TestVerdictChecks(t *testing.T) {
 	}
 	// A short clip: coverage fails, with no σ read.
 	z, dt := swing(0.3, 4, 1)
-	short := Certify(resultOf(t, z[:30], dt, tight), Thresholds{})
+	short := Certify(resultOf(t, z[:30], dt, tight), Thresholds{}, nil)
 	if got := failedNames(short); len(got) == 0 || got[0] != CheckCoverage {
 		t.Errorf("short clip: failed %v, reasons %q", got, short.Reasons)
 	}
@@ -58,10 +58,10 @@ func TestVerdictChecks(t *testing.T) {
 	if !slices.Equal(short.Reasons[:len(want)], want) {
 		t.Errorf("reasons %q are not the failed checks' details %q", short.Reasons, want)
 	}
-	if v := Certify(nil, Thresholds{}); !slices.Equal(failedNames(v), []string{CheckEstimate}) {
+	if v := Certify(nil, Thresholds{}, nil); !slices.Equal(failedNames(v), []string{CheckEstimate}) {
 		t.Errorf("no estimate: %+v", v.Checks)
 	}
-	if v := Certify(&estimator.Result{}, Thresholds{}); !slices.Equal(failedNames(v), []string{CheckEstimate}) {
+	if v := Certify(&estimator.Result{}, Thresholds{}, nil); !slices.Equal(failedNames(v), []string{CheckEstimate}) {
 		t.Errorf("empty estimate: %+v", v.Checks)
 	}
 }

@@ -19,7 +19,7 @@ type Alternative struct {
 	Reasons            []string `json:"reasons,omitempty"`
 }
 
-// Choose certifies every candidate readout of one window (CertifyCamera)
+// Choose certifies every candidate readout of one window (Certify)
 // and returns the index of the one to report with its verdict; the others
 // are listed in Verdict.Alternatives. cands[0] is the method's own (the
 // learned encoder's) and is reported when no candidate is certified.
@@ -45,11 +45,11 @@ type Alternative struct {
 // own state by construction, so only the learned latent is held to this.
 func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, Verdict) {
 	if len(cands) == 0 {
-		return 0, CertifyCamera(nil, th, cam)
+		return 0, Certify(nil, th, cam)
 	}
 	vs := make([]Verdict, len(cands))
 	for i, r := range cands {
-		vs[i] = CertifyCamera(r, th, cam)
+		vs[i] = Certify(r, th, cam)
 	}
 	// The best certified candidate; failing that, the best identified
 	// one (unique but imprecise), so the verdict says why it is refused;

@@ -41,8 +41,8 @@ func TestChoose(t *testing.T) {
 	}
 	worse := resultOf(t, noisy, dt, tight)
 	worse.Readout = "tracked"
-	if !Certify(enc, Thresholds{}).Certified || !Certify(worse, Thresholds{}).Certified {
-		t.Fatalf("both swings should certify alone: %v / %v", Certify(enc, Thresholds{}).Reasons, Certify(worse, Thresholds{}).Reasons)
+	if !Certify(enc, Thresholds{}, nil).Certified || !Certify(worse, Thresholds{}, nil).Certified {
+		t.Fatalf("both swings should certify alone: %v / %v", Certify(enc, Thresholds{}, nil).Reasons, Certify(worse, Thresholds{}, nil).Reasons)
 	}
 	i, v := Choose([]*estimator.Result{worse, enc}, Thresholds{}, nil)
 	if i != 1 || !v.Certified || v.Readout != "encoder" || len(v.Alternatives) != 1 || v.Alternatives[0].Readout != "tracked" {

@@ -5,12 +5,12 @@ import (
 	"slices"
 
 	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/stream"
+	"github.com/physd/physd/frame"
 )
 
 // ClipOf is the estimator's clip of frames (all of one size) spaced by dt
 // seconds. The clip shares the frames' pixels.
-func ClipOf(frames []stream.Frame, dt float64) estimator.Clip {
+func ClipOf(frames []frame.Frame, dt float64) estimator.Clip {
 	c := estimator.Clip{Dt: dt}
 	if len(frames) > 0 {
 		c.W, c.H = frames[0].W, frames[0].H
@@ -22,9 +22,9 @@ func ClipOf(frames []stream.Frame, dt float64) estimator.Clip {
 	return c
 }
 
-// Refs are the frames' reference patches (stream.Frame.Ref) and their
+// Refs are the frames' reference patches (frame.Frame.Ref) and their
 // size, for measuring the camera's motion; nil when they carry none.
-func Refs(frames []stream.Frame) (patches [][]float64, w, h int) {
+func Refs(frames []frame.Frame) (patches [][]float64, w, h int) {
 	if len(frames) == 0 || frames[0].Ref == nil {
 		return nil, 0, 0
 	}

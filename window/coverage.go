@@ -368,10 +368,10 @@ func NoiseFromResidual(resid [][]float64, dt float64) float64 {
 	return math.Sqrt(s/float64(n)) * dt * dt / math.Sqrt(6)
 }
 
-// TestCoverage runs the level-set slope coverage test on a trace of one
+// CoverageOf runs the level-set slope coverage test on a trace of one
 // or more clips sharing an encoder (Thm. 4.2 for one clip, Thm. 4.5 for
 // three or more).
-func TestCoverage(tr Trace, opt CoverageOptions) Coverage {
+func CoverageOf(tr Trace, opt CoverageOptions) Coverage {
 	opt = opt.withDefaults()
 	z, dt := tr.Z, tr.Dt
 	c := Coverage{Lo: math.NaN(), Hi: math.NaN(), MinWidth: opt.MinWidth, NoiseZ: tr.Noise.Z, Noise: tr.Noise, Levels: opt.Levels, ClipOffsets: opt.ClipOffsets}

@@ -94,7 +94,7 @@ func fittedCoverage(t *testing.T, z []float64, dt float64) (Coverage, bool) {
 		t.Fatalf("motion: %v", err)
 	}
 	tr := newFittedTrace(lat, dt, tf.Resid, mo, tf.Gamma0)
-	return TestCoverage(tr, CoverageOptions{}), true
+	return CoverageOf(tr, CoverageOptions{}), true
 }
 
 func TestCoverageColouredNoise(t *testing.T) {

@@ -48,7 +48,7 @@ func TestCoverageAnalytic(t *testing.T) {
 			traj(c1, c0, 50, 0, 2, fps), traj(c1, c0, 50, -100, 2, fps), traj(c1, c0, -50, 100, 2, fps)}, false, 2},
 	}
 	for _, c := range cases {
-		cov := TestCoverage(NewTraceWhite(c.z, dt, 0), CoverageOptions{})
+		cov := CoverageOf(NewTraceWhite(c.z, dt, 0), CoverageOptions{})
 		if cov.Holds != c.holds {
 			t.Errorf("%s: coverage %v, want %v (%+v)", c.name, cov.Holds, c.holds, cov)
 		}
@@ -88,7 +88,7 @@ func TestCoverageNoiseToleranceRejectsNoiseAsSlopes(t *testing.T) {
 	for k := range z {
 		z[k] += 1e-3 * math.Sin(float64(k)*12.9898)
 	}
-	cov := TestCoverage(NewTraceWhite([][]float64{z}, 0.05, 1e-3), CoverageOptions{})
+	cov := CoverageOf(NewTraceWhite([][]float64{z}, 0.05, 1e-3), CoverageOptions{})
 	if cov.Holds {
 		t.Errorf("noisy undamped covered: %+v", cov)
 	}
@@ -97,7 +97,7 @@ func TestCoverageNoiseToleranceRejectsNoiseAsSlopes(t *testing.T) {
 func TestConditioningLemma(t *testing.T) {
 	u1, u0 := sim.GroundTruth(sim.RegimeUnderdamped)
 	z := [][]float64{traj(u1, u0, 50, 0, 2.5*math.Pi, 20)}
-	cov := TestCoverage(NewTraceWhite(z, 0.05, 0), CoverageOptions{})
+	cov := CoverageOf(NewTraceWhite(z, 0.05, 0), CoverageOptions{})
 	c := Condition(z, 0.05, nil, cov)
 	if c.PsiMin < 0.5 {
 		t.Errorf("underdamped 2.5π: normalised ψ_min %g", c.PsiMin)
@@ -112,7 +112,7 @@ func TestConditioningLemma(t *testing.T) {
 	}
 	o1, o0 := sim.GroundTruth(sim.RegimeOverdamped)
 	zo := [][]float64{traj(o1, o0, 50, 0, 3, 20)}
-	co := Condition(zo, 0.05, nil, TestCoverage(NewTraceWhite(zo, 0.05, 0), CoverageOptions{}))
+	co := Condition(zo, 0.05, nil, CoverageOf(NewTraceWhite(zo, 0.05, 0), CoverageOptions{}))
 	if co.PsiMin > c.PsiMin {
 		t.Errorf("overdamped single clip better conditioned (%g) than underdamped (%g)", co.PsiMin, c.PsiMin)
 	}
@@ -165,8 +165,8 @@ func TestCoverageClipOffsets(t *testing.T) {
 		{"underdamped single, 3π", [][]float64{traj(u1, u0, 50, 0, 3*math.Pi, fps)}, true, true, 2, 2},
 	}
 	for _, c := range cases {
-		sh := TestCoverage(NewTraceWhite(c.z, dt, 0), CoverageOptions{})
-		pc := TestCoverage(NewTraceWhite(c.z, dt, 0), CoverageOptions{ClipOffsets: true})
+		sh := CoverageOf(NewTraceWhite(c.z, dt, 0), CoverageOptions{})
+		pc := CoverageOf(NewTraceWhite(c.z, dt, 0), CoverageOptions{ClipOffsets: true})
 		if sh.Holds != c.shared {
 			t.Errorf("%s: one offset: coverage %v, want %v (%d distinct slopes, width %.3f)", c.name, sh.Holds, c.shared, sh.MaxDistinct, sh.Width)
 		}

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/physd/physd/stream"
+	"github.com/physd/physd/frame"
 )
 
 // EventOptions configure an EventCutter.
@@ -25,7 +25,7 @@ type EventOptions struct {
 // Event is one excitation: motion that starts (a knock, a release) and
 // decays, as one trajectory of the multi-trajectory theorem.
 type Event struct {
-	Frames []stream.Frame
+	Frames []frame.Frame
 }
 
 // EventCutter cuts a frame stream into excitation events for the
@@ -35,8 +35,8 @@ type Event struct {
 // the stream; the quiet tail is trimmed.
 type EventCutter struct {
 	opt       EventOptions
-	prev      *stream.Frame
-	cur       []stream.Frame
+	prev      *frame.Frame
+	cur       []frame.Frame
 	lastMove  time.Duration
 	inEvent   bool
 	moveCount int
@@ -62,7 +62,7 @@ func NewEventCutter(opt EventOptions) *EventCutter {
 // Motion is the mean, over pixels, of the absolute difference between two
 // frames beyond a noise floor of 3 gray levels: sensor and codec noise
 // change every pixel a little, a moving edge changes few pixels a lot.
-func Motion(a, b stream.Frame) float64 {
+func Motion(a, b frame.Frame) float64 {
 	if len(a.Pix) != len(b.Pix) || len(a.Pix) == 0 {
 		return math.Inf(1)
 	}
@@ -75,7 +75,7 @@ func Motion(a, b stream.Frame) float64 {
 }
 
 // Push adds a frame and returns an event when one closes.
-func (c *EventCutter) Push(f stream.Frame, brk bool) *Event {
+func (c *EventCutter) Push(f frame.Frame, brk bool) *Event {
 	var out *Event
 	if brk && c.inEvent {
 		out = c.close()

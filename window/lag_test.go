@@ -50,7 +50,7 @@ func TestChooseRefusesLaggingLatent(t *testing.T) {
 	const shift = 10          // frames, 57°
 	enc := resultOf(t, z[shift:], dt, tight)
 	enc.Readout = "encoder"
-	if v := Certify(enc, Thresholds{}); !v.Certified {
+	if v := Certify(enc, Thresholds{}, nil); !v.Certified {
 		t.Fatalf("the latent should certify alone: %v", v.Reasons)
 	}
 	run := func(lo, hi int, f func(float64) float64) *estimator.Result {

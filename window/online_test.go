@@ -11,24 +11,24 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/estimator/nn"
+	"github.com/physd/physd/frame"
 	"github.com/physd/physd/sim"
-	"github.com/physd/physd/stream"
 )
 
 // streamFrames renders a scene as a camera stream: Seq, Time and Pix.
-func streamFrames(t *testing.T, s sim.Scene) []stream.Frame {
+func streamFrames(t *testing.T, s sim.Scene) []frame.Frame {
 	t.Helper()
 	fs, _, err := sim.Render(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make([]stream.Frame, len(fs))
+	out := make([]frame.Frame, len(fs))
 	for i, f := range fs {
 		px := make([]float64, len(f.Pix))
 		for j, v := range f.Pix {
 			px[j] = float64(v) / 255
 		}
-		out[i] = stream.Frame{Seq: i, Time: time.Duration(float64(i) / s.FPS * float64(time.Second)), W: f.Rect.Dx(), H: f.Rect.Dy(), Pix: px}
+		out[i] = frame.Frame{Seq: i, Time: time.Duration(float64(i) / s.FPS * float64(time.Second)), W: f.Rect.Dx(), H: f.Rect.Dy(), Pix: px}
 	}
 	return out
 }
@@ -54,7 +54,7 @@ func TestSlicerWindowsAndBreaks(t *testing.T) {
 		for range n {
 			// ±10 % jitter around the grid must not break anything.
 			j := time.Duration(float64(step) * 0.1 * math.Sin(float64(seq)))
-			w, b := s.Push(stream.Frame{Seq: seq, Time: tm + j, W: 1, H: 1, Pix: []float64{0}})
+			w, b := s.Push(frame.Frame{Seq: seq, Time: tm + j, W: 1, H: 1, Pix: []float64{0}})
 			if w != nil {
 				wins = append(wins, w)
 			}
@@ -120,7 +120,7 @@ func TestLearnerStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	var wins []*Window
 	for _, f := range frames {
 		if w, _ := s.Push(f); w != nil {
@@ -137,7 +137,7 @@ func TestLearnerStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v := Certify(o.Result, Thresholds{})
+		v := Certify(o.Result, Thresholds{}, nil)
 		t.Logf("window %d [%v, %v]: cold %v, %d steps in %v, γ0 %.4f γ1 %.4f, %s", i, w.Start(), w.End(), o.Cold, o.TrainSteps, o.TrainTime.Round(time.Millisecond), o.Gamma0, o.Gamma1, v.Status)
 		if o.Cold != (i == 0) {
 			t.Errorf("window %d: cold = %v", i, o.Cold)
@@ -170,8 +170,8 @@ func TestLearnerStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("restored: cold %v, %d steps in %v (cold start took %v)", o.Cold, o.TrainSteps, o.TrainTime, cold)
-	if o.Cold || !Certify(o.Result, Thresholds{}).Certified {
-		t.Errorf("restored encoder: cold %v, verdict %v", o.Cold, Certify(o.Result, Thresholds{}).Reasons)
+	if o.Cold || !Certify(o.Result, Thresholds{}, nil).Certified {
+		t.Errorf("restored encoder: cold %v, verdict %v", o.Cold, Certify(o.Result, Thresholds{}, nil).Reasons)
 	}
 	// A torn checkpoint is detected, and the learner is left as it was.
 	torn, _ := estimator.NewLearner(opt)
@@ -202,7 +202,7 @@ func BenchmarkWarmWindow(b *testing.B) {
 			wins = append(wins, w)
 		}
 	}
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	ctx := context.Background()
 	if _, err := l.Window(ctx, []estimator.Clip{clipOf(wins[0])}, accept); err != nil {
 		b.Fatal(err)
@@ -213,7 +213,7 @@ func BenchmarkWarmWindow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		Certify(o.Result, Thresholds{})
+		Certify(o.Result, Thresholds{}, nil)
 	}
 }
 
@@ -231,7 +231,7 @@ func BenchmarkColdWindow(b *testing.B) {
 	w := &Window{Frames: frames[:180], Dt: 1.0 / 30}
 	clip := clipOf(w)
 	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
-	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return Certify(r, Thresholds{}, nil).Certified }
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
@@ -240,7 +240,7 @@ func BenchmarkColdWindow(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		Certify(o.Result, Thresholds{})
+		Certify(o.Result, Thresholds{}, nil)
 	}
 }
 
@@ -257,7 +257,7 @@ func TestSlicerResolutionChange(t *testing.T) {
 	seq := 0
 	push := func(n, srcW, srcH, w, h int) {
 		for range n {
-			f := stream.Frame{Seq: seq, Time: time.Duration(seq) * 50 * time.Millisecond, W: w, H: h, SrcW: srcW, SrcH: srcH, Pix: make([]float64, w*h)}
+			f := frame.Frame{Seq: seq, Time: time.Duration(seq) * 50 * time.Millisecond, W: w, H: h, SrcW: srcW, SrcH: srcH, Pix: make([]float64, w*h)}
 			win, b := s.Push(f)
 			if win != nil {
 				wins = append(wins, win)

@@ -38,7 +38,7 @@ func TestPrecisionRefusesImpreciseWindow(t *testing.T) {
 	}
 	// σ(f_n)/f_n = σ0/(2γ0): scale σ to three times the default limit.
 	rough := withSigma(r, 1, 3*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0)
-	v = Certify(rough, Thresholds{})
+	v = Certify(rough, Thresholds{}, nil)
 	if v.Certified || !v.Identified || v.Status != NotCertified || v.Precision.Holds {
 		t.Fatalf("σ(f_n) 3%% of f_n: %s identified=%v %+v", v.Status, v.Identified, v.Precision)
 	}
@@ -52,15 +52,15 @@ func TestPrecisionRefusesImpreciseWindow(t *testing.T) {
 	if !(v.Precision.WindowNeeded > clipSpan(r)) || v.Precision.ClipsNeeded != 0 {
 		t.Errorf("window needed %.3g s for a clip of %.3g s", v.Precision.WindowNeeded, clipSpan(r))
 	}
-	if v = Certify(rough, Thresholds{MaxRelSigmaFn: 0.05, MaxRelSigmaZeta: 100}); !v.Certified {
+	if v = Certify(rough, Thresholds{MaxRelSigmaFn: 0.05, MaxRelSigmaZeta: 100}, nil); !v.Certified {
 		t.Errorf("limits raised: %s %v", v.Status, v.Reasons)
 	}
 	// σ(ζ) alone: the floor and the relative limit both count.
 	zeta := withSigma(r, 2*defaultSigmaZetaFloor/r.Physics.SigmaZ, 1)
-	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1}); v.Certified || math.Abs(v.Precision.SigmaZeta-0.01) > 0.001 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "imprecise") {
+	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1}, nil); v.Certified || math.Abs(v.Precision.SigmaZeta-0.01) > 0.001 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "imprecise") {
 		t.Errorf("σ(ζ) 0.01 at ζ %.3g: %s %v", r.Physics.Zeta, v.Status, v.Reasons)
 	}
-	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1, SigmaZetaFloor: 0.011}); !v.Certified {
+	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1, SigmaZetaFloor: 0.011}, nil); !v.Certified {
 		t.Errorf("σ(ζ) 0.01 under a floor of 0.011: %s %v", v.Status, v.Reasons)
 	}
 }
@@ -78,7 +78,7 @@ func TestPrecisionClipsAndUndamped(t *testing.T) {
 	}
 	// σ(f_n) 1.9 % of f_n: 3 clips × 1.9² = 10.8, so 11 (away from a
 	// rounding edge, which arm64's fused multiply-adds could tip).
-	v = Certify(withSigma(r, 1, 1.9*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{MaxRelSigmaZeta: 100})
+	v = Certify(withSigma(r, 1, 1.9*defaultMaxRelSigmaFn*2*r.Gamma0/r.Sigma0), Thresholds{MaxRelSigmaZeta: 100}, nil)
 	if v.Certified || v.Precision.ClipsNeeded != 11 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "about 11 clips like these") {
 		t.Errorf("three clips at 1.9× the limit: %s %+v %v", v.Status, v.Precision, v.Reasons)
 	}
@@ -86,7 +86,7 @@ func TestPrecisionClipsAndUndamped(t *testing.T) {
 	if uv.Status != UndampedDiscrete {
 		t.Fatalf("undamped 2.5π: %s %v", uv.Status, uv.Reasons)
 	}
-	if v := Certify(withSigma(u, 1e3, 1e3), Thresholds{}); v.Status != UndampedDiscrete || v.Identified {
+	if v := Certify(withSigma(u, 1e3, 1e3), Thresholds{}, nil); v.Status != UndampedDiscrete || v.Identified {
 		t.Errorf("undamped with a large σ: %s identified=%v %v", v.Status, v.Identified, v.Reasons)
 	}
 }

@@ -38,10 +38,10 @@ type Revisit struct {
 	Normalised bool `json:"exposure_normalised"`
 }
 
-// TestRevisit computes Revisit for the covered interval of cov, comparing
+// RevisitOf computes Revisit for the covered interval of cov, comparing
 // at most maxLevels levels spread across it. frames[m][k] is clip m's
 // frame k, pixel vectors of one length.
-func TestRevisit(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Revisit {
+func RevisitOf(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Revisit {
 	var r Revisit
 	z, dt := tr.Z, tr.Dt
 	if !cov.Holds || len(frames) != len(z) || maxLevels < 1 {

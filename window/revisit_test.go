@@ -66,11 +66,11 @@ func TestRevisitIgnoresExposureAndPasserBy(t *testing.T) {
 	}
 	frames := [][][]float64{blobFrames(x, light, passer)}
 	tr := NewTraceWhite([][]float64{z}, dt, 1e-4)
-	cov := TestCoverage(tr, CoverageOptions{})
+	cov := CoverageOf(tr, CoverageOptions{})
 	if !cov.Holds {
 		t.Fatalf("the damped latent is not covered: %+v", cov)
 	}
-	r := TestRevisit(tr, frames, cov, 24)
+	r := RevisitOf(tr, frames, cov, 24)
 	t.Logf("revisit %+v", r)
 	if r.Levels == 0 || !(r.Score <= 2) {
 		t.Errorf("revisit score %.2f over %d levels: an exposure step and a passer-by refuse a latent that is the state", r.Score, r.Levels)
@@ -95,11 +95,11 @@ func TestRevisitCatchesFoldedMotion(t *testing.T) {
 	}
 	frames := [][][]float64{blobFrames(x, ones(n), nil)}
 	tr := NewTraceWhite([][]float64{z}, dt, 1e-4)
-	cov := TestCoverage(tr, CoverageOptions{})
+	cov := CoverageOf(tr, CoverageOptions{})
 	if !cov.Holds {
 		t.Fatalf("the folded latent is not covered: %+v", cov)
 	}
-	r := TestRevisit(tr, frames, cov, 24)
+	r := RevisitOf(tr, frames, cov, 24)
 	t.Logf("revisit %+v", r)
 	if !(r.Score > 2) {
 		t.Errorf("revisit score %.2f: a folded monotone motion passes as revisits", r.Score)

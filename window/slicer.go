@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/physd/physd/stream"
+	"github.com/physd/physd/frame"
 )
 
 // SlicerOptions configure a Slicer.
@@ -34,7 +34,7 @@ func (o SlicerOptions) Validate() error {
 
 // Window is a run of consecutive, evenly spaced frames of one camera.
 type Window struct {
-	Frames []stream.Frame
+	Frames []frame.Frame
 	// Dt is the step the frames are taken to be spaced by (seconds).
 	Dt float64
 	// Jitter is the largest |step − Dt| / Dt inside the window.
@@ -75,11 +75,11 @@ type Break struct {
 //     stamps would add noise, not remove it.
 type Slicer struct {
 	opt     SlicerOptions
-	buf     []stream.Frame
+	buf     []frame.Frame
 	steps   []time.Duration // recent steps, for the nominal step
 	sinceWn int             // frames since the last emitted window
 	emitted bool
-	last    *stream.Frame
+	last    *frame.Frame
 	// Dropped counts duplicate frames dropped; Breaks counts breaks.
 	Dropped, Breaks int
 }
@@ -109,7 +109,7 @@ func (s *Slicer) nominal() time.Duration {
 
 // Push adds a frame. It returns a window when one is complete, and a
 // Break when the frame could not continue the current run.
-func (s *Slicer) Push(f stream.Frame) (*Window, *Break) {
+func (s *Slicer) Push(f frame.Frame) (*Window, *Break) {
 	var brk *Break
 	if s.last != nil {
 		step := f.Time - s.last.Time
@@ -183,6 +183,6 @@ func abs(x float64) float64 {
 
 // size describes a frame's source and preprocessed sizes, e.g.
 // "1280x720 (64x64)".
-func size(f stream.Frame) string {
+func size(f frame.Frame) string {
 	return fmt.Sprintf("%dx%d (%dx%d)", f.SrcW, f.SrcH, f.W, f.H)
 }

@@ -55,7 +55,7 @@ func TestCertifyOneClipNeedsResolvedDamping(t *testing.T) {
 	z, dt := dampedSwing()
 	tight := [2][2]float64{{1e-6, 0}, {0, 1e-6}}
 	r := resultOf(t, z, dt, tight)
-	v := Certify(r, Thresholds{})
+	v := Certify(r, Thresholds{}, nil)
 	if !v.Coverage.Holds || r.Physics.Regime != estimator.Underdamped {
 		t.Fatalf("damped swing: coverage %v, regime %s (γ1 %.4f γ0 %.4f)", v.Coverage.Holds, r.Physics.Regime, r.Gamma1, r.Gamma0)
 	}
@@ -67,7 +67,7 @@ func TestCertifyOneClipNeedsResolvedDamping(t *testing.T) {
 	if r.Physics.Regime != estimator.Undamped {
 		t.Fatalf("regime %s with σ(ζ) %.3g, want undamped", r.Physics.Regime, r.Physics.SigmaZ)
 	}
-	v = Certify(r, Thresholds{})
+	v = Certify(r, Thresholds{}, nil)
 	if v.Certified || v.Status != UndampedDiscrete || !strings.Contains(strings.Join(v.Reasons, "; "), "not told from zero") {
 		t.Errorf("damping not resolved: %s %v, want %s with the reason", v.Status, v.Reasons, UndampedDiscrete)
 	}
@@ -96,7 +96,7 @@ func TestRunsOfOneClipAreOneClip(t *testing.T) {
 	loose := [2][2]float64{{0.04, 0}, {0, 1e-6}}
 	r := &estimator.Result{Gamma0: tf.Gamma0, Gamma1: tf.Gamma1, Sigma0: 1e-3, Sigma1: 0.2, Cov: loose, Stencil: f, Trajectory: tf,
 		Latents: lat, First: runs.First, Clips: runs.Clip, Dt: dt, Physics: estimator.Derive(tf.Gamma1, tf.Gamma0, loose)}
-	v := Certify(r, Thresholds{})
+	v := Certify(r, Thresholds{}, nil)
 	if !v.Coverage.Holds {
 		t.Fatalf("runs of a damped swing: no coverage: %v", v.Reasons)
 	}

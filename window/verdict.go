@@ -125,7 +125,7 @@ type Verdict struct {
 	// how long a window at this noise would need to be to resolve its
 	// damping (WindowFor), in seconds; 0 otherwise or when none would.
 	WindowNeeded float64 `json:"window_needed_s,omitempty"`
-	// Camera is the test of the camera's own motion (CertifyCamera); nil
+	// Camera is the test of the camera's own motion (Certify's cam); nil
 	// when it was not measured.
 	Camera *CameraCheck `json:"camera,omitempty"`
 	// Readout names the latent certified (estimator.Result.Readout);
@@ -136,38 +136,14 @@ type Verdict struct {
 
 // Certify decides whether an estimate is the unique answer its window
 // supports: level-set slope coverage on the learned latents, a
-// well-conditioned design, a good fit and a physical, stable system. It
-// is CertifyCamera without a measurement of the camera's motion.
-func Certify(r *estimator.Result, th Thresholds) Verdict {
-	return CertifyCamera(r, th, nil)
-}
-
-// CertifyCamera is Certify with the camera's own motion over the window,
-// as package motion measured it (and, when cam.Applied, removed it from
-// the frames before the fit): a window whose latent follows the camera's
-// motion is refused, since its estimate would describe the camera, not
-// the object (see testCamera). A nil cam skips that test.
-func CertifyCamera(r *estimator.Result, th Thresholds, cam *motion.Track) Verdict {
-	v, _ := certify(r, th, cam)
-	return v
-}
-
-// Screen reports whether r can still be certified whatever its σ: it
-// passes every test of CertifyCamera that needs no σ — level-set coverage,
-// energy growth, impulse, revisits, conditioning, the fit's residuals,
-// dark frames, a restoring γ0. An estimator's Options.Screen: a window
-// refused anyway does not pay for measuring σ (the block bootstrap and
-// the readout jackknife, most of a fit's cost). Its verdict is refused
-// with or without σ; only its σ-dependent reasons (the regime's, the
-// camera's) may read otherwise.
-func Screen(r *estimator.Result, th Thresholds, cam *motion.Track) bool {
-	_, refused := certify(r, th, cam)
-	return !refused
-}
-
-// certify is CertifyCamera; sigmaFree is set when r is refused for a
-// reason that does not depend on its σ.
-func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, sigmaFree bool) {
+// well-conditioned design, a good fit and a physical, stable system.
+//
+// cam is the camera's own motion over the window, as package motion
+// measured it (and, when cam.Applied, removed it from the frames before
+// the fit): a window whose latent follows the camera's motion is refused,
+// since its estimate would describe the camera, not the object (see
+// testCamera). A nil cam skips that test.
+func Certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict) {
 	th = th.withDefaults()
 	if r != nil {
 		v.Readout = r.Readout
@@ -175,17 +151,17 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 	if r == nil || r.Stencil == nil {
 		v.Status, v.Reasons = NotCertified, []string{"no estimate"}
 		v.Checks = []Check{{Name: CheckEstimate, Detail: v.Reasons[0]}}
-		return v, true
+		return v
 	}
 	tr, err := NewTrace(r)
 	if err != nil {
 		v.Status, v.Reasons = NotCertified, []string{err.Error()}
 		v.Checks = []Check{{Name: CheckEstimate, Detail: v.Reasons[0]}}
-		return v, true
+		return v
 	}
 	copt := th.Coverage
 	copt.ClipOffsets = r.Stencil.ClipG != nil
-	v.Coverage = TestCoverage(tr, copt)
+	v.Coverage = CoverageOf(tr, copt)
 	centres := make([]float64, len(r.Latents))
 	if r.Stencil.Gamma0 != 0 {
 		for m := range centres {
@@ -199,7 +175,7 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 	if r.Trajectory != nil {
 		v.TrajectoryResidual = r.Trajectory.RelResidual()
 	}
-	v.Revisit = TestRevisit(tr, r.Frames, v.Coverage, 24)
+	v.Revisit = RevisitOf(tr, r.Frames, v.Coverage, 24)
 
 	var cs checks
 	// The paper's conditions and the latent's, the frames' and the fit's
@@ -288,7 +264,24 @@ func certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict, 
 		omit = CheckPrecision // no σ would make it unique
 	}
 	v.Checks, v.Reasons = cs.list, cs.reasons(omit)
-	return v, cs.sigmaFreeFailure()
+	return v
+}
+
+// Screen reports whether r can still be certified whatever its σ: it
+// passes every test of Certify that needs no σ — level-set coverage,
+// energy growth, impulse, revisits, conditioning, the fit's residuals,
+// dark frames, a restoring γ0. An estimator's Options.Screen: a window
+// refused anyway does not pay for measuring σ (the block bootstrap and
+// the readout jackknife, most of a fit's cost). Its verdict is refused
+// with or without σ; only its σ-dependent reasons (the regime's, the
+// camera's) may read otherwise.
+//
+// only, when given, names the checks (Check* constants) the screen asks;
+// the others' failures are ignored, and a missing estimate is always
+// refused. The tracker screens its paths on CheckCoverage alone: their
+// refused fits are reported as alternatives, with the reasons σ gives.
+func Screen(r *estimator.Result, th Thresholds, cam *motion.Track, only ...string) bool {
+	return !sigmaFreeFailure(Certify(r, th, cam).Checks, only)
 }
 
 // windowAdvice says, for one underdamped clip refused for coverage, how
@@ -334,20 +327,4 @@ func lag1(res [][]float64) float64 {
 		return 0
 	}
 	return num / den
-}
-
-// Covered reports whether r passes the certificate's level-set coverage
-// test (Certify's first), which needs no σ: an estimator's Screen, so
-// that a window refused whatever its σ does not pay for measuring it.
-func Covered(r *estimator.Result, th Thresholds) bool {
-	if r == nil || r.Stencil == nil {
-		return false
-	}
-	tr, err := NewTrace(r)
-	if err != nil {
-		return false
-	}
-	copt := th.withDefaults().Coverage
-	copt.ClipOffsets = r.Stencil.ClipG != nil
-	return TestCoverage(tr, copt).Holds
 }

@@ -274,7 +274,7 @@ func benchRestart(ctx context.Context, runs int) error {
 		return err
 	}
 	opt := estimator.LearnerOptions{Preset: p, Steps: 10, Replay: 1, Seed: 1} // the daemon's defaults
-	accept := func(r *estimator.Result) bool { return window.Certify(r, window.Thresholds{}).Certified }
+	accept := func(r *estimator.Result) bool { return window.Certify(r, window.Thresholds{}, nil).Certified }
 	var cold, warm []float64
 	var coldSteps, warmSteps int
 	var okCold, okWarm bool

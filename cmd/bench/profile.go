@@ -59,7 +59,7 @@ func profileEstimate(ctx context.Context, o profileOptions) error {
 		return fmt.Errorf("profile: %w", err)
 	}
 	t2 := time.Now()
-	v := window.Certify(res, window.Thresholds{})
+	v := window.Certify(res, window.Thresholds{}, nil)
 	t3 := time.Now()
 	var unc time.Duration
 	if res.Uncertainty != nil {

@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"image"
@@ -19,12 +20,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
-	"github.com/physd/physd/motion"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
-	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -179,23 +179,16 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 		}
 		clips = append(clips, window.ClipOf(got, 1/tm.FPS))
 	}
-	// The camera's own motion, as physd estimate measures and removes it
-	// (--reference auto).
-	track, err := motion.MeasureClips(ctx, clips, motion.Options{})
+	// The window analysis physd estimate runs (--reference auto); the
+	// ablations measure the encoder's training: its readout alone.
+	an, err := analysis.Window(ctx, clips, analysis.Options{Preset: p, Seed: uint64(seed), EncoderOnly: c.loss != "" || c.tau > 0})
 	if err != nil {
-		return outcome{err: err}
-	}
-	r, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: uint64(seed)})
-	if err != nil {
+		if errors.Is(err, analysis.ErrCameraMotion) {
+			return outcome{err: err}
+		}
 		return outcome{err: err, verdict: window.NotCertified}
 	}
-	// The ablations measure the encoder's training: its readout alone.
-	var v window.Verdict
-	if c.loss != "" || c.tau > 0 {
-		v = window.CertifyCamera(r, window.Thresholds{}, track)
-	} else {
-		r, v = tracker.Weigh(ctx, clips, r, p, window.Thresholds{}, track, tracker.Stream{}, nil)
-	}
+	r, v := an.Result, an.Verdict
 	if plot != "" {
 		if err := figure.FromResult(c.name(), r, v).Save(plot); err != nil {
 			return outcome{err: err}

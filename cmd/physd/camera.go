@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
@@ -53,46 +53,29 @@ func (r *refPatches) add(frames []stream.Frame) {
 	}
 }
 
-// measureCameraMotion measures the camera's own motion over the clips —
-// from their frames, or on the reference region's patches refs — without
-// touching them: when the track is Applied, the caller moves the clips'
-// frames back by it (Track.StabilizeClips). The frames were cropped to
-// roi (zero: the whole srcW×srcH frame). It returns the track for the
-// certificate, nil with --reference off.
-func measureCameraMotion(ctx context.Context, choice cameraChoice, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
+// cameraMotionOf is how the window analysis measures the camera's own
+// motion for --reference: from the frames themselves, on the reference
+// region's patches refs, or not at all. The frames were cropped to roi
+// (zero: the whole srcW×srcH frame).
+func cameraMotionOf(choice cameraChoice, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (analysis.Motion, error) {
 	if choice.off || len(clips) == 0 {
-		return nil, nil
+		return analysis.Motion{Off: true}, nil
 	}
-	var t *motion.Track
-	var err error
 	if choice.region.IsZero() {
-		t, err = motion.MeasureClipsOnly(ctx, clips, motion.Options{})
-	} else {
-		t, err = measureReference(ctx, choice.region, clips, refs, roi, srcW, srcH)
+		return analysis.Motion{}, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("camera motion: %w", err)
-	}
-	return t, nil
-}
-
-// measureReference measures the camera's motion on the reference region
-// ref's patches.
-func measureReference(ctx context.Context, ref stream.ROI, clips []estimator.Clip, refs refPatches, roi stream.ROI, srcW, srcH int) (*motion.Track, error) {
+	ref := choice.region
+	name := fmt.Sprintf("--reference %d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H)
 	if roi.IsZero() {
 		roi = stream.ROI{W: srcW, H: srcH}
 	}
 	if roi.W <= 0 || roi.H <= 0 {
-		return nil, fmt.Errorf("--reference: the video's frame size is unknown")
+		return analysis.Motion{}, fmt.Errorf("camera motion: --reference: the video's frame size is unknown")
 	}
 	if len(refs.patches) != len(clips) {
-		return nil, fmt.Errorf("--reference: patches of %d videos for %d clips", len(refs.patches), len(clips))
+		return analysis.Motion{}, fmt.Errorf("camera motion: --reference: patches of %d videos for %d clips", len(refs.patches), len(clips))
 	}
 	// Patch pixels → source pixels → the estimator's frame pixels.
 	scale := motion.ReferenceScale(ref.W, ref.H, refs.w, refs.h, roi.W, roi.H, clips[0].W, clips[0].H)
-	t, err := motion.MeasureReference(ctx, refs.patches, refs.w, refs.h, scale)
-	if err != nil {
-		return nil, fmt.Errorf("--reference %d,%d,%d,%d: %w", ref.X, ref.Y, ref.W, ref.H, err)
-	}
-	return t, nil
+	return analysis.Motion{Reference: &analysis.Reference{Name: name, Patches: refs.patches, W: refs.w, H: refs.h, Scale: scale}}, nil
 }

@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
-	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -217,56 +217,25 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		debug.SetMemoryLimit(16<<20 + 4*8*px)
 	}
-	// The tracker follows the scene's objects while the encoder is
-	// fitted, on the frames the encoder sees; clips the fit would refuse
-	// are left to it, which says why.
-	bar := newProgress(stderr)
-	fit := func(ctx context.Context) fitted {
-		seen, norm := clips, (*estimator.Normalized)(nil)
-		if p.Exposure {
-			if n, err := estimator.NormalizeClips(clips); err == nil {
-				seen, norm = n.Clips, n
-			}
-		}
-		f := fitted{ahead: tracker.FollowAhead(ctx, seen)}
-		f.res, f.err = estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: *seed, Progress: bar.update, Normalized: norm})
-		return f
-	}
-	// The fit starts with the camera-motion test, on the frames as read:
-	// most windows show no camera motion, and then that fit is the answer
-	// (the two share the cores instead of one waiting for the other).
-	// When the test moves the frames, the fit is stopped and redone on
-	// the moved frames.
-	fitCtx, stopFit := context.WithCancel(ctx)
-	defer stopFit()
-	early := make(chan fitted, 1)
-	go func() { early <- fit(fitCtx) }()
-	track, err := measureCameraMotion(ctx, camSel, clips, refs, pre.ROI, roiRep.SrcW, roiRep.SrcH)
+	mo, err := cameraMotionOf(camSel, clips, refs, pre.ROI, roiRep.SrcW, roiRep.SrcH)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
+	// One window on all cores: the fit runs beside the camera-motion test
+	// and the tracker beside the fit (analysis.Options.Concurrent).
+	bar := newProgress(stderr)
+	an, err := analysis.Window(ctx, clips, analysis.Options{Preset: p, Thresholds: th, Motion: mo, Seed: *seed,
+		Progress: bar.update, Concurrent: true, Log: log})
+	bar.done()
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	track := an.Camera
 	rep.Camera = track
 	if track != nil && track.Detected {
 		log.Info("camera motion", "summary", track.Summary())
 	}
-	var f fitted
-	if track != nil && track.Applied {
-		stopFit()
-		<-early
-		if err := track.StabilizeClips(clips); err != nil {
-			return 0, fmt.Errorf("estimate: camera motion: %w", err)
-		}
-		fitCtx, stopFit = context.WithCancel(ctx)
-		defer stopFit()
-		f = fit(fitCtx)
-	} else {
-		f = <-early
-	}
-	bar.done()
-	if f.err != nil {
-		return 0, fmt.Errorf("estimate: %w", f.err)
-	}
-	res, v := f.ahead.Weigh(ctx, clips, f.res, p, th, track, log)
+	res, v := an.Result, an.Verdict
 	rep.Exposure = res.Exposure
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
@@ -399,12 +368,4 @@ func (p *progress) done() {
 	if p.tty && !p.last.IsZero() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
-}
-
-// fitted is one fit of `physd estimate`'s clips and the tracker that
-// followed their objects meanwhile.
-type fitted struct {
-	res   *estimator.Result
-	err   error
-	ahead *tracker.Ahead
 }

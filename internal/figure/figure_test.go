@@ -42,7 +42,7 @@ func fitPendulum(t *testing.T) (*estimator.Result, window.Verdict) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, window.Certify(r, window.Thresholds{})
+	return r, window.Certify(r, window.Thresholds{}, nil)
 }
 
 func TestFromResultShowsTheCertificate(t *testing.T) {

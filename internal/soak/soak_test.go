@@ -33,6 +33,12 @@ type sample struct {
 	goroutines float64
 	windows    float64 // estimated, all verdicts
 	estimates  int64   // received on NATS
+	// Where the resident set goes, from the Go runtime's own figures:
+	// heap in use, heap held but idle (not yet returned to the kernel),
+	// and everything the runtime got from the kernel (sys). The rest of
+	// the resident set, rss − sys, is C's: OpenCV, FFmpeg and the libc
+	// allocator's arenas.
+	heapInuse, heapHeld, goSys float64
 }
 
 func config(httpPort, natsPort int) string {
@@ -123,10 +129,13 @@ func TestSoak(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := sample{at: time.Since(begin), rss: float64(rss), goroutines: m.Sum("go_goroutines"),
-			windows: m.Sum("physd_windows_total"), estimates: received.Load()}
+			windows: m.Sum("physd_windows_total"), estimates: received.Load(),
+			heapInuse: m.Sum("go_memstats_heap_inuse_bytes"), heapHeld: m.Sum("go_memstats_heap_idle_bytes") - m.Sum("go_memstats_heap_released_bytes"),
+			goSys: m.Sum("go_memstats_sys_bytes")}
 		samples = append(samples, s)
 		if len(samples)%30 == 0 {
-			t.Logf("%v: RSS %.1f MiB, %v goroutines, %v windows, %d estimates", s.at.Round(time.Second), s.rss/(1<<20), s.goroutines, s.windows, s.estimates)
+			t.Logf("%v: RSS %.1f MiB (Go heap %.1f in use, %.1f idle held; C %.1f), %v goroutines, %v windows, %d estimates", s.at.Round(time.Second), s.rss/(1<<20),
+				s.heapInuse/(1<<20), s.heapHeld/(1<<20), (s.rss-s.goSys)/(1<<20), s.goroutines, s.windows, s.estimates)
 		}
 	}
 	if err := p.Stop(30 * time.Second); err != nil {
@@ -163,6 +172,17 @@ func report(t *testing.T, samples []sample, warm time.Duration, bad int64) {
 
 	fmt.Printf("\n== soak: physd, 4 synthetic cameras, %v (warm-up %v, %d samples) ==\n", end.at.Round(time.Second), warm, len(samples))
 	fmt.Printf("RSS          %7.1f MiB → %7.1f MiB  (%+.1f %%; peak %.1f MiB)\n", rss0/(1<<20), rss1/(1<<20), 100*(rss1/rss0-1), slices.MaxFunc(samples, func(a, b sample) int { return int(a.rss - b.rss) }).rss/(1<<20))
+	for _, part := range []struct {
+		name string
+		f    func(sample) float64
+	}{
+		{"  Go heap in use", func(s sample) float64 { return s.heapInuse }},
+		{"  Go heap idle, held", func(s sample) float64 { return s.heapHeld }},
+		{"  C (RSS − Go sys)", func(s sample) float64 { return s.rss - s.goSys }},
+	} {
+		a, b := med(first, part.f), med(last, part.f)
+		fmt.Printf("%-21s %7.1f MiB → %7.1f MiB  (%+.1f MiB)\n", part.name, a/(1<<20), b/(1<<20), (b-a)/(1<<20))
+	}
 	fmt.Printf("goroutines   %7.0f     → %7.0f      (%+.1f %%)\n", g0, g1, 100*(g1/g0-1))
 	fmt.Printf("windows      %.0f in all, %.2f/s after warm-up\n", end.windows, winRate)
 	fmt.Printf("estimates    %d received on NATS, %.2f/s after warm-up, %d undecodable\n", end.estimates, estRate, bad)

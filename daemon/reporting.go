@@ -1,0 +1,164 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
+)
+
+// report publishes each outcome — a diagnostic for every window, the
+// estimate and any alert for a certified one — until the learning stage
+// closes its output.
+func (c *camera) report(ctx context.Context, in <-chan outcome) {
+	for o := range in {
+		j := o.job
+		t0 := time.Now()
+		switch {
+		case o.skipped:
+			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
+		case o.err != nil:
+			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", o.err)
+			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil)
+		default:
+			v := o.verdict
+			c.trainTime.Observe(o.train.Seconds())
+			c.rec.judged(string(v.Status), o.info)
+			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, v)
+			if v.Certified && !j.single {
+				c.publishEstimate(ctx, j, o.res, o.info, v)
+			}
+		}
+		c.work.add(stagePublish, t0)
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
+
+func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
+	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
+		Reasons: reasons, LoneEvent: j.single}
+	if info != nil {
+		// A copy: the diagnostic outlives the window (c.diag holds it
+		// until the next one), and a pointer into the caller's outcome
+		// would keep that window's Result — its exposure-normalised
+		// frames, 6 MB at 209×20 — alive for a hop.
+		enc := *info
+		d.Encoder = &enc
+	}
+	if j.single && verdict == string(window.Certified) {
+		d.Reasons = append(d.Reasons, "a single event is not published as an estimate: the multi-trajectory theorem needs three")
+	}
+	if r != nil {
+		d.Gamma0, d.Gamma1 = finitePtr(r.Gamma0), finitePtr(r.Gamma1)
+		d.Gamma0Sigma, d.Gamma1Sigma = finitePtr(r.Sigma0), finitePtr(r.Sigma1)
+	}
+	if len(v) > 0 {
+		d.Certificate = &v[0]
+	}
+	c.rec.setDiag(&d)
+	c.recordWindow(&d, r, info)
+	if err := c.bus.publish(ctx, &d); err != nil {
+		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
+	}
+	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
+}
+
+func finitePtr(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return ptr(v)
+}
+
+func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
+	ph := r.Physics
+	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
+		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
+		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
+	if err := c.bus.publish(ctx, &e); err != nil {
+		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
+	}
+	c.rec.setEstimate(&e)
+	// Printed once: as the caller's table row when it prints estimates,
+	// else as this log line.
+	lvl := slog.LevelInfo
+	if c.onEst != nil {
+		lvl = slog.LevelDebug
+	}
+	c.log.Log(ctx, lvl, "certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
+		"fn_hz", ph.FreqN, "zeta", ph.Zeta, "regime", ph.Regime)
+	if c.onEst != nil {
+		c.onEst(e)
+	}
+	a, based := c.alerts.observe(&e)
+	if based {
+		c.rec.setBaseline(c.alerts.base)
+		c.saveBaseline()
+		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
+	}
+	if a != nil {
+		a.Zone, a.Node = c.zone, c.node
+		c.dash.setAlerting(a.State == wire.AlertRaised)
+		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
+		if err := c.bus.publish(ctx, a); err != nil {
+			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
+		}
+	}
+}
+
+// heartbeat publishes the camera's status periodically and once at exit.
+func (c *camera) heartbeat(ctx context.Context) {
+	period := c.all.NATS.Heartbeat
+	if period <= 0 {
+		period = 10 * time.Second
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			c.setState(wire.StateStopped, "")
+			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			c.publishStatus(pctx)
+			cancel()
+			return
+		case <-t.C:
+			c.publishStatus(ctx)
+		}
+	}
+}
+
+func (c *camera) status() wire.Status {
+	state, errText := c.source.get()
+	s := wire.Status{Schema: wire.SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: state, Error: errText,
+		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
+		Breaks: c.breaks.Load(), WindowsSkipped: c.skipped.Load(), Events: c.events.Load(), Reconnects: c.reconnects.Load()}
+	// A zone is only as online as its camera's source.
+	if c.up != nil {
+		if upState, upErr := c.up.source.get(); upState != wire.StateOnline && upState != "" {
+			s.State, s.Error = upState, "the camera's source is "+string(upState)
+			if upErr != "" {
+				s.Error += ": " + upErr
+			}
+		}
+	}
+	c.rec.fill(&s)
+	return s
+}
+
+func (c *camera) publishStatus(ctx context.Context) {
+	s := c.status()
+	if err := c.bus.publish(ctx, &s); err != nil {
+		c.log.Debug("status not published", "err", err)
+	}
+}
+
+func (c *camera) baselinePath() string { return filepath.Join(c.dir, "baseline.json") }
