@@ -123,8 +123,8 @@ soak: deps
 # is written to the package's testdata/fuzz and fails the run.
 FUZZTIME ?= 5m
 FUZZMIN  ?= 10s
-FUZZ_TARGETS := ./config:FuzzParse ./daemon:FuzzWHIPRequest ./daemon:FuzzDecodeEstimate \
-	./daemon:FuzzEstimateRoundTrip ./daemon/outbox:FuzzDecodeRecord ./stream:FuzzVideoDecoder \
+FUZZ_TARGETS := ./config:FuzzParse ./daemon:FuzzWHIPRequest ./wire:FuzzDecodeEstimate \
+	./wire:FuzzEstimateRoundTrip ./daemon/outbox:FuzzDecodeRecord ./stream:FuzzVideoDecoder \
 	./stream:FuzzPreprocess ./estimator:FuzzFitWindow ./estimator/nn:FuzzLoadParams \
 	./tracker:FuzzFollow
 #

@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/daemon"
+	"github.com/physd/physd/wire"
 )
 
 // Delivery is one alert as the action sees it.
@@ -37,18 +37,18 @@ func decodeAlert(subject string, hdr nats.Header, data []byte) (Delivery, error)
 	if d.ID == "" {
 		return d, fmt.Errorf("alert on %s: header %s: missing (physd sets it on every alert)", subject, nats.MsgIdHdr)
 	}
-	var a daemon.Alert
+	var a wire.Alert
 	if err := json.Unmarshal(data, &a); err != nil {
 		return d, fmt.Errorf("alert %s on %s: not alert JSON: %w", d.ID, subject, err)
 	}
 	switch {
-	case a.Schema != daemon.SchemaAlert:
-		return d, fmt.Errorf("alert %s on %s: field schema: %q, want %q", d.ID, subject, a.Schema, daemon.SchemaAlert)
+	case a.Schema != wire.SchemaAlert:
+		return d, fmt.Errorf("alert %s on %s: field schema: %q, want %q", d.ID, subject, a.Schema, wire.SchemaAlert)
 	case !config.ValidCameraName(a.Camera):
 		return d, fmt.Errorf("alert %s on %s: field camera: %q is not a camera name", d.ID, subject, a.Camera)
-	case a.State != "raised" && a.State != "cleared":
+	case a.State != wire.AlertRaised && a.State != wire.AlertCleared:
 		return d, fmt.Errorf("alert %s on %s: field state: %q, want raised or cleared", d.ID, subject, a.State)
 	}
-	d.State, d.Camera, d.Zone = a.State, a.Camera, a.Zone
+	d.State, d.Camera, d.Zone = string(a.State), a.Camera, a.Zone
 	return d, nil
 }

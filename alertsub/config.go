@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/physd/physd/wire"
 )
 
 // Defaults of Config.
@@ -14,7 +16,7 @@ const (
 	DefaultStream     = "PHYSD_ESTIMATES"
 	DefaultDurable    = "physd-alerts"
 	DefaultDeadLetter = "physd.alerts.dead"
-	DefaultBucket     = "physd_alerts_handled"
+	DefaultBucket     = wire.AlertsBucket // the one the board's server lets it keep
 	DefaultMaxDeliver = 5
 	DefaultAckWait    = time.Minute
 	DefaultHandledTTL = 30 * 24 * time.Hour
@@ -29,7 +31,7 @@ func DefaultBackoff() []time.Duration {
 // DefaultFilters are the alert subjects of every camera and zone under
 // prefix: prefix.*.alert and prefix.*.*.alert.
 func DefaultFilters(prefix string) []string {
-	return []string{prefix + ".*.alert", prefix + ".*.*.alert"}
+	return []string{wire.Subject(prefix, "*", wire.KindAlert), wire.Subject(prefix, "*.*", wire.KindAlert)}
 }
 
 // Config configures a Subscriber.

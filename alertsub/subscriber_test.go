@@ -20,6 +20,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // natsServer runs a real nats-server with JetStream on a free loopback
@@ -156,11 +157,11 @@ func alertIDs(t *testing.T, nc *nats.Conn) (ids []string, states map[string]int)
 		}
 		for _, m := range msgs {
 			ids = append(ids, m.Headers().Get(nats.MsgIdHdr))
-			var a daemon.Alert
+			var a wire.Alert
 			if err := json.Unmarshal(m.Data(), &a); err != nil {
 				t.Fatal(err)
 			}
-			states[a.State]++
+			states[string(a.State)]++
 		}
 	}
 	return ids, states
@@ -308,9 +309,11 @@ func TestDriftingCamerasAlertsReachCommandOnce(t *testing.T) {
 func publishAlert(t *testing.T, js jetstream.JetStream, camera, state string, n int) string {
 	t.Helper()
 	end := time.Date(2026, 1, 1, 0, 0, n, 0, time.UTC)
-	id := daemon.MsgID("", camera, daemon.KindAlert+"-"+state, end.Add(-5*time.Second), end)
-	data, _ := json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Camera: camera, Time: end, State: state, Reasons: []string{"test"}})
-	msg := nats.NewMsg(daemon.Subject("physd", camera, daemon.KindAlert))
+	a := &wire.Alert{Schema: wire.SchemaAlert, Camera: camera, Time: end, State: wire.AlertState(state), Reasons: []string{"test"},
+		WindowStart: end.Add(-5 * time.Second), WindowEnd: end}
+	id := a.ID()
+	data, _ := json.Marshal(a)
+	msg := nats.NewMsg(wire.Subject("physd", a.Key(), a.Kind()))
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, id)
 	if _, err := js.PublishMsg(context.Background(), msg); err != nil {
@@ -327,7 +330,7 @@ func alertStream(t *testing.T, nc *nats.Conn) jetstream.JetStream {
 		t.Fatal(err)
 	}
 	_, err = js.CreateStream(context.Background(), jetstream.StreamConfig{Name: DefaultStream,
-		Subjects: []string{"physd.*.estimate", "physd.*.alert", "physd.*.*.estimate", "physd.*.*.alert"}, Duplicates: 10 * time.Minute})
+		Subjects: wire.StreamSubjects("physd"), Duplicates: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

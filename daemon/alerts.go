@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/wire"
 )
 
 // alerter keeps a camera's baseline of f_n and ζ (the mean of its first
@@ -15,25 +16,25 @@ import (
 type alerter struct {
 	cfg     config.Alerts
 	camera  string
-	base    *Baseline
+	base    *wire.Baseline
 	fns, zs []float64
 	run     int // consecutive drifting (or, while raised, normal) windows
 	raised  bool
 }
 
-func newAlerter(camera string, cfg config.Alerts, base *Baseline) *alerter {
+func newAlerter(camera string, cfg config.Alerts, base *wire.Baseline) *alerter {
 	return &alerter{cfg: cfg, camera: camera, base: base}
 }
 
 // observe takes a certified estimate. It returns an alert when one is
 // raised or cleared, and whether the baseline was just established.
-func (a *alerter) observe(e *Estimate) (*Alert, bool) {
+func (a *alerter) observe(e *wire.Estimate) (*wire.Alert, bool) {
 	if a.base == nil {
 		a.fns, a.zs = append(a.fns, e.Fn), append(a.zs, e.Zeta)
 		if len(a.fns) < max(1, a.cfg.BaselineWindows) {
 			return nil, false
 		}
-		a.base = &Baseline{Fn: mean(a.fns), Zeta: mean(a.zs), Windows: len(a.fns), Since: e.WindowEnd}
+		a.base = &wire.Baseline{Fn: mean(a.fns), Zeta: mean(a.zs), Windows: len(a.fns), Since: e.WindowEnd}
 		a.fns, a.zs = nil, nil
 		return nil, true
 	}
@@ -57,13 +58,14 @@ func (a *alerter) observe(e *Estimate) (*Alert, bool) {
 	}
 	a.run = 0
 	a.raised = drifting
-	state := "raised"
+	state := wire.AlertRaised
 	if !drifting {
-		state = "cleared"
+		state = wire.AlertCleared
 		reasons = []string{fmt.Sprintf("f_n and ζ back within the limits for %d windows", max(1, a.cfg.Consecutive))}
 	}
-	return &Alert{Schema: SchemaAlert, Camera: a.camera, Time: time.Now().UTC(), State: state, Reasons: reasons,
-		Baseline: *a.base, Fn: e.Fn, Zeta: e.Zeta, FnDrift: fd, ZetaDrift: zd, Windows: max(1, a.cfg.Consecutive)}, false
+	return &wire.Alert{Schema: wire.SchemaAlert, Camera: a.camera, Time: time.Now().UTC(), State: state, Reasons: reasons,
+		Baseline: *a.base, Fn: e.Fn, Zeta: e.Zeta, FnDrift: fd, ZetaDrift: zd, Windows: max(1, a.cfg.Consecutive),
+		WindowStart: e.WindowStart, WindowEnd: e.WindowEnd}, false
 }
 
 func mean(x []float64) float64 {

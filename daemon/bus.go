@@ -24,6 +24,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/daemon/outbox"
+	"github.com/physd/physd/wire"
 )
 
 // bus is physd's NATS side: an embedded server when none is configured,
@@ -105,8 +106,7 @@ func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *
 			Name:        cfg.JetStream.Stream,
 			Description: "physd certified estimates and alerts",
 			// Cameras' and zones' (physd.<camera>.<zone>.<kind>).
-			Subjects: []string{Subject(b.prefix, "*", KindEstimate), Subject(b.prefix, "*", KindAlert),
-				Subject(b.prefix, "*.*", KindEstimate), Subject(b.prefix, "*.*", KindAlert)},
+			Subjects:   wire.StreamSubjects(b.prefix),
 			MaxAge:     cfg.JetStream.MaxAge,
 			Storage:    jetstream.FileStorage,
 			Duplicates: 10 * time.Minute,
@@ -327,33 +327,35 @@ func externalAuth(cfg config.NATS) ([]nats.Option, error) {
 	return opts, nil
 }
 
-// publish sends v as JSON on physd.<camera>.<kind> with a Nats-Msg-Id.
-// Estimates and alerts go through JetStream (acknowledged, deduplicated)
-// when it is enabled. Estimates, alerts and diagnostics that cannot be
-// published now — NATS is away, or older ones still wait — go to the
-// outbox, in order, and are published when NATS returns; a queued message
-// is not an error. Status heartbeats are only worth sending live.
-func (b *bus) publish(ctx context.Context, camera, kind, id string, v any) error {
-	data, err := json.Marshal(v)
+// publish sends m as JSON on <prefix>.<camera>[.<zone>].<kind> with its
+// id as Nats-Msg-Id. Persisted kinds (estimates and alerts) go through
+// JetStream (acknowledged, deduplicated) when it is enabled. Messages
+// that cannot be published now — NATS is away, or older ones still wait —
+// go to the outbox, in order, and are published when NATS returns; a
+// queued message is not an error. Live kinds (status heartbeats) are only
+// sent now.
+func (b *bus) publish(ctx context.Context, m wire.Message) error {
+	kind, id := m.Kind(), m.ID()
+	data, err := json.Marshal(m)
 	if err != nil {
 		b.publishErrors.Add(1)
 		return fmt.Errorf("nats: encode %s: %w", kind, err)
 	}
-	msg := nats.NewMsg(Subject(b.prefix, camera, kind))
+	msg := nats.NewMsg(wire.Subject(b.prefix, m.Key(), kind))
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, id)
-	if kind == KindStatus || b.out == nil {
-		return b.send(ctx, msg)
+	if kind.Live() || b.out == nil {
+		return b.send(ctx, msg, kind.Persisted())
 	}
 	if b.out.Len() == 0 && b.nc.IsConnected() {
-		err := b.send(ctx, msg)
+		err := b.send(ctx, msg, kind.Persisted())
 		if err == nil {
 			return nil
 		}
 		b.log.Warn("publish failed; queued in the outbox", "subject", msg.Subject, "err", err)
 	}
 	class := outbox.Diagnostic
-	if kind == KindEstimate || kind == KindAlert {
+	if kind.Persisted() {
 		class = outbox.Essential
 	}
 	evicted, err := b.out.Append(outbox.Message{Subject: msg.Subject, MsgID: id, Class: class, Data: data})
@@ -369,10 +371,10 @@ func (b *bus) publish(ctx context.Context, camera, kind, id string, v any) error
 }
 
 // send publishes one message now: through JetStream (waiting for the
-// acknowledgement) for estimates and alerts when it is enabled, else on
+// acknowledgement) for a persisted kind's when it is enabled, else on
 // core NATS.
-func (b *bus) send(ctx context.Context, msg *nats.Msg) error {
-	if b.js != nil && b.persisted(msg.Subject) {
+func (b *bus) send(ctx context.Context, msg *nats.Msg, persisted bool) error {
+	if b.js != nil && persisted {
 		// Detached from cancellation: a window finished during shutdown is
 		// still published, within the timeout.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -390,10 +392,13 @@ func (b *bus) send(ctx context.Context, msg *nats.Msg) error {
 	return nil
 }
 
-// persisted reports subjects the JetStream stream holds: estimates and
-// alerts.
+// persisted reports subjects the JetStream stream holds, for the outbox's
+// messages, which keep only their subject: a persisted kind's under the
+// bus's prefix. One under another prefix (queued before the prefix was
+// changed) is no subject of the stream and goes on core NATS.
 func (b *bus) persisted(subject string) bool {
-	return strings.HasSuffix(subject, "."+KindEstimate) || strings.HasSuffix(subject, "."+KindAlert)
+	_, _, kind, err := wire.ParseSubject(b.prefix, subject)
+	return err == nil && kind.Persisted()
 }
 
 // wake asks the drainer to try the outbox.
@@ -431,8 +436,9 @@ func (b *bus) drain() {
 			msg := nats.NewMsg(m.Subject)
 			msg.Data = m.Data
 			msg.Header.Set(nats.MsgIdHdr, m.MsgID)
-			err = b.send(context.Background(), msg)
-			if err == nil && (b.js == nil || !b.persisted(m.Subject)) {
+			persisted := b.persisted(m.Subject)
+			err = b.send(context.Background(), msg, persisted)
+			if err == nil && (b.js == nil || !persisted) {
 				err = b.nc.FlushTimeout(5 * time.Second)
 			}
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/tracker"
+	"github.com/physd/physd/wire"
 )
 
 // job is one unit of estimation: a sliding window (one clip) or a set of
@@ -34,10 +35,9 @@ type job struct {
 }
 
 // publisher is what a camera needs of the message bus (the NATS bus
-// implements it): publish v as a message of kind about camera, with id
-// for deduplication.
+// implements it): publish a message, on its subject and with its id.
 type publisher interface {
-	publish(ctx context.Context, camera, kind, id string, v any) error
+	publish(ctx context.Context, m wire.Message) error
 }
 
 // camera runs one configured camera as a line of stages (start), one
@@ -55,7 +55,7 @@ type camera struct {
 	// node is the board's name, for messages and their ids (bus.node).
 	node   string
 	dir    string // state directory for this camera
-	onEst  func(Estimate)
+	onEst  func(wire.Estimate)
 	preset estimator.Preset
 	// motionCache keeps the camera-motion test's per-frame and per-pair
 	// results for the next overlapping windows (nil: none kept).
@@ -111,7 +111,7 @@ func (c *camera) key() string {
 	return c.cfg.Name + "." + c.zone
 }
 
-func (c *camera) setState(s, errText string) { c.source.set(s, errText) }
+func (c *camera) setState(s wire.State, errText string) { c.source.set(s, errText) }
 
 // start launches the camera's pipeline, one goroutine a stage — source
 // (frames, reconnects, state) → framing (windows or events) → learning

@@ -18,6 +18,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/wire"
 )
 
 // Options are what the daemon needs besides its configuration.
@@ -28,7 +29,7 @@ type Options struct {
 	Logger *slog.Logger
 	// OnEstimate, when set, is called with every certified estimate after
 	// it was published (physd run prints them).
-	OnEstimate func(Estimate)
+	OnEstimate func(wire.Estimate)
 	// Notifier receives service-manager notifications (READY, STATUS,
 	// STOPPING, WATCHDOG); nil sends none.
 	Notifier Notifier
@@ -208,7 +209,7 @@ func (d *Daemon) statusLine() string {
 	defer d.mu.Unlock()
 	online := 0
 	for _, c := range d.cameras {
-		if st, _ := c.source.get(); st == "online" {
+		if st, _ := c.source.get(); st == wire.StateOnline {
 			online++
 		}
 	}
@@ -369,22 +370,22 @@ func iceOptions(w config.WebRTC) stream.ICEOptions {
 }
 
 // Statuses returns every camera's current status, by name.
-func (d *Daemon) Statuses() map[string]Status {
+func (d *Daemon) Statuses() map[string]wire.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := map[string]Status{}
+	out := map[string]wire.Status{}
 	for n, c := range d.cameras {
 		out[n] = c.status()
 	}
 	return out
 }
 
-func (c *camera) loadBaseline() *Baseline {
+func (c *camera) loadBaseline() *wire.Baseline {
 	b, err := os.ReadFile(c.baselinePath())
 	if err != nil {
 		return nil
 	}
-	var base Baseline
+	var base wire.Baseline
 	if err := json.Unmarshal(b, &base); err != nil || !(base.Fn > 0) {
 		to, _ := setAside(c.baselinePath())
 		c.log.Warn("alert baseline unreadable; set aside, a new one will be learned", "moved_to", to)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/wire"
 )
 
 // testConfig is the default configuration on a random loopback port.
@@ -106,12 +107,12 @@ func collect(t *testing.T, d *Daemon) *collector {
 	return c
 }
 
-func (c *collector) kind(kind string) []*nats.Msg {
+func (c *collector) kind(kind wire.Kind) []*nats.Msg {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*nats.Msg
 	for _, m := range c.msgs {
-		if strings.HasSuffix(m.Subject, "."+kind) {
+		if _, _, k, err := wire.ParseSubject("physd", m.Subject); err == nil && k == kind {
 			out = append(out, m)
 		}
 	}
@@ -133,7 +134,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 // preciseEnough reports a published estimate that the paper's conditions
 // do not identify or whose σ is beyond the precision limits its
 // certificate names: none may be published.
-func preciseEnough(e *Estimate) error {
+func preciseEnough(e *wire.Estimate) error {
 	pr := e.Certificate.Precision
 	switch {
 	case !e.Certificate.Identified || !pr.Holds:
@@ -144,10 +145,10 @@ func preciseEnough(e *Estimate) error {
 	return nil
 }
 
-func estimates(t *testing.T, c *collector) []*Estimate {
-	var out []*Estimate
-	for _, m := range c.kind(KindEstimate) {
-		e, err := DecodeEstimate(m.Data)
+func estimates(t *testing.T, c *collector) []*wire.Estimate {
+	var out []*wire.Estimate
+	for _, m := range c.kind(wire.KindEstimate) {
+		e, err := wire.DecodeEstimate(m.Data)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Subject, err)
 		}
@@ -176,7 +177,7 @@ func TestSyntheticCameraEndToEnd(t *testing.T) {
 	cfg := testConfig()
 	r := start(t, cfg, dir)
 	c := collect(t, r.d)
-	waitFor(t, 90*time.Second, "two certified estimates", func() bool { return len(c.kind(KindEstimate)) >= 2 })
+	waitFor(t, 90*time.Second, "two certified estimates", func() bool { return len(c.kind(wire.KindEstimate)) >= 2 })
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
 	for _, e := range estimates(t, c) {
 		t.Logf("estimate %s–%s γ0 %.5f ± %.5f γ1 %.5f ± %.5f f_n %.4f ζ %.4f encoder %+v", e.WindowStart.Format(time.StampMilli), e.WindowEnd.Format(time.StampMilli),
@@ -188,13 +189,13 @@ func TestSyntheticCameraEndToEnd(t *testing.T) {
 			t.Errorf("estimate fields: %+v", e)
 		}
 	}
-	waitFor(t, 10*time.Second, "a status heartbeat", func() bool { return len(c.kind(KindStatus)) > 0 })
-	diags := c.kind(KindDiagnostic)
+	waitFor(t, 10*time.Second, "a status heartbeat", func() bool { return len(c.kind(wire.KindStatus)) > 0 })
+	diags := c.kind(wire.KindDiagnostic)
 	if len(diags) < 2 {
 		t.Errorf("%d diagnostics", len(diags))
 	}
-	var st Status
-	if err := json.Unmarshal(c.kind(KindStatus)[0].Data, &st); err != nil || st.Schema != SchemaStatus || st.Frames == 0 {
+	var st wire.Status
+	if err := json.Unmarshal(c.kind(wire.KindStatus)[0].Data, &st); err != nil || st.Schema != wire.SchemaStatus || st.Frames == 0 {
 		t.Errorf("status %+v: %v", st, err)
 	}
 	r.stop()
@@ -205,7 +206,7 @@ func TestSyntheticCameraEndToEnd(t *testing.T) {
 
 	r2 := start(t, cfg, dir)
 	c2 := collect(t, r2.d)
-	waitFor(t, 90*time.Second, "a certified estimate after restart", func() bool { return len(c2.kind(KindEstimate)) >= 1 })
+	waitFor(t, 90*time.Second, "a certified estimate after restart", func() bool { return len(c2.kind(wire.KindEstimate)) >= 1 })
 	e := estimates(t, c2)[0]
 	t.Logf("after restart: encoder %+v", e.Encoder)
 	if e.Encoder.Cold || e.Encoder.Version != 1 {
@@ -229,11 +230,11 @@ func TestEventsMode(t *testing.T) {
 	r := start(t, cfg, t.TempDir())
 	c := collect(t, r.d)
 	defer func() {
-		for _, m := range c.kind(KindDiagnostic) {
+		for _, m := range c.kind(wire.KindDiagnostic) {
 			t.Logf("%s", m.Data[:min(len(m.Data), 400)])
 		}
 	}()
-	waitFor(t, 90*time.Second, "a certified multi-trajectory estimate", func() bool { return len(c.kind(KindEstimate)) >= 1 })
+	waitFor(t, 90*time.Second, "a certified multi-trajectory estimate", func() bool { return len(c.kind(wire.KindEstimate)) >= 1 })
 	g1, g0 := sim.GroundTruth(sim.RegimeOverdamped)
 	for _, e := range estimates(t, c) {
 		t.Logf("estimate: %d events, γ0 %.4f γ1 %.4f", e.Events, e.Gamma0, e.Gamma1)
@@ -245,8 +246,8 @@ func TestEventsMode(t *testing.T) {
 		}
 	}
 	singles := 0
-	for _, m := range c.kind(KindDiagnostic) {
-		var d Diagnostic
+	for _, m := range c.kind(wire.KindDiagnostic) {
+		var d wire.Diagnostic
 		if err := json.Unmarshal(m.Data, &d); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // Limits of the dashboard's record: memory per camera and the size of what
@@ -205,23 +206,23 @@ type dashCard struct {
 	// online (starting, waiting, offline, ended, stopped), then certified
 	// (the last window was), training (a window is being estimated), else
 	// online.
-	Display  string `json:"display"`
-	State    string `json:"state"`
-	Error    string `json:"error,omitempty"`
-	Source   string `json:"source"`
-	Kind     string `json:"kind"`
-	Mode     string `json:"mode"`
-	Training bool   `json:"training"`
-	Alerting bool   `json:"alerting"`
+	Display  string     `json:"display"`
+	State    wire.State `json:"state"`
+	Error    string     `json:"error,omitempty"`
+	Source   string     `json:"source"`
+	Kind     string     `json:"kind"`
+	Mode     string     `json:"mode"`
+	Training bool       `json:"training"`
+	Alerting bool       `json:"alerting"`
 	// LastCertified tells whether the newest window was certified.
-	LastCertified bool           `json:"last_certified"`
-	Frames        int64          `json:"frames"`
-	FramesDropped int64          `json:"frames_dropped"`
-	Breaks        int64          `json:"breaks"`
-	Windows       map[string]int `json:"windows"`
-	Skipped       int64          `json:"windows_skipped"`
-	Encoder       EncoderInfo    `json:"encoder"`
-	Estimate      *dashEstimate  `json:"estimate"`
+	LastCertified bool             `json:"last_certified"`
+	Frames        int64            `json:"frames"`
+	FramesDropped int64            `json:"frames_dropped"`
+	Breaks        int64            `json:"breaks"`
+	Windows       map[string]int   `json:"windows"`
+	Skipped       int64            `json:"windows_skipped"`
+	Encoder       wire.EncoderInfo `json:"encoder"`
+	Estimate      *dashEstimate    `json:"estimate"`
 	// ROI is the configured region of interest {x, y, w, h} in source
 	// pixels (null: the whole frame); Size the side of the frames the
 	// estimator gets (frame.png).
@@ -346,7 +347,7 @@ func (cd *camDash) clean(s string) string {
 // recordWindow adds a finished window (its diagnostic d and, when an
 // estimate was made, r) to the camera's history and tells the open
 // dashboards.
-func (c *camera) recordWindow(d *Diagnostic, r *estimator.Result, info *EncoderInfo) {
+func (c *camera) recordWindow(d *wire.Diagnostic, r *estimator.Result, info *wire.EncoderInfo) {
 	cd := c.dash
 	if cd == nil {
 		return
@@ -372,7 +373,7 @@ func (c *camera) recordWindow(d *Diagnostic, r *estimator.Result, info *EncoderI
 
 // dashWindowOf makes a history entry. The physics comes from the
 // estimator's own derivation (Result.Physics), never recomputed here.
-func dashWindowOf(d *Diagnostic, r *estimator.Result, info *EncoderInfo) dashWindow {
+func dashWindowOf(d *wire.Diagnostic, r *estimator.Result, info *wire.EncoderInfo) dashWindow {
 	nan := num(math.NaN())
 	w := dashWindow{Start: d.WindowStart, End: d.WindowEnd, Verdict: d.Verdict, Certified: d.Certified,
 		Frames: d.Frames, Events: d.Events, Reasons: slices.Clone(d.Reasons),
@@ -395,7 +396,7 @@ func dashWindowOf(d *Diagnostic, r *estimator.Result, info *EncoderInfo) dashWin
 
 // dashDetailOf makes the last window's plot data, or nil when the window
 // has no latents (skipped or failed).
-func dashDetailOf(d *Diagnostic, r *estimator.Result) *dashDetail {
+func dashDetailOf(d *wire.Diagnostic, r *estimator.Result) *dashDetail {
 	if r == nil || len(r.Latents) == 0 || !(r.Dt > 0) {
 		return nil
 	}
@@ -498,18 +499,18 @@ func (c *camera) frameSize() int {
 // displayState ranks what an operator must see first: a raised alert,
 // then a camera that is not delivering frames, then the certificate of
 // the last window, then work in progress.
-func displayState(state string, training, alerting, certified bool) string {
+func displayState(state wire.State, training, alerting, certified bool) string {
 	switch {
 	case alerting:
 		return "alerting"
-	case state != "online":
-		return state
+	case state != wire.StateOnline:
+		return string(state)
 	case certified:
 		return "certified"
 	case training:
 		return "training"
 	}
-	return "online"
+	return string(wire.StateOnline)
 }
 
 // dashCameraOf is the camera's full entry in a snapshot.

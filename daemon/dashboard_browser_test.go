@@ -18,6 +18,7 @@ import (
 
 	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/wire"
 )
 
 // chromiumBinary finds Chromium the way internal/browser does.
@@ -195,7 +196,7 @@ func TestDashboardBrowser(t *testing.T) {
 	})
 	t.Logf("certified estimate after %v: card %q, state %s, %d windows in the history", time.Since(began).Round(time.Millisecond), d.G0Text, d.Display, d.HistoryCount)
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
-	var e Estimate
+	var e wire.Estimate
 	if _, err := fmt.Sscan(d.Gamma0+" "+d.Gamma0Sigma+" "+d.Gamma1+" "+d.Gamma1Sigma, &e.Gamma0, &e.Gamma0Sigma, &e.Gamma1, &e.Gamma1Sigma); err != nil {
 		t.Fatalf("estimate on the page: %v (%+v)", err, d)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -440,7 +441,7 @@ func TestDashboardRedaction(t *testing.T) {
 // TestDashboardDisplayState: what the badge shows, by precedence.
 func TestDashboardDisplayState(t *testing.T) {
 	for _, tc := range []struct {
-		state                         string
+		state                         wire.State
 		training, alerting, certified bool
 		want                          string
 	}{
@@ -478,7 +479,7 @@ func TestDashboardDetailBounded(t *testing.T) {
 		Trajectory: &estimator.TrajectoryFit{Fitted: fit}}
 	r.Physics = estimator.Derive(r.Gamma1, r.Gamma0, [2][2]float64{{1e-6, 0}, {0, 1e-4}})
 	v := window.Verdict{Status: window.Certified, Certified: true, Coverage: window.Coverage{Holds: true, Lo: -0.5, Hi: 0.5}}
-	d := &Diagnostic{Verdict: "certified", Certified: true, Certificate: &v}
+	d := &wire.Diagnostic{Verdict: "certified", Certified: true, Certificate: &v}
 	det := dashDetailOf(d, r)
 	if len(det.Latents) != dashMaxClips || len(det.Fitted) != dashMaxClips {
 		t.Fatalf("%d latent and %d fitted clips, want %d", len(det.Latents), len(det.Fitted), dashMaxClips)
@@ -517,15 +518,15 @@ func TestDashboardDetailBounded(t *testing.T) {
 	if det := dashDetailOf(d, r); len(det.Levels) != 3 || det.Coverage.Holds {
 		t.Errorf("without coverage: %d levels", len(det.Levels))
 	}
-	if dashDetailOf(&Diagnostic{Verdict: "skipped"}, nil) != nil {
+	if dashDetailOf(&wire.Diagnostic{Verdict: "skipped"}, nil) != nil {
 		t.Error("a skipped window has a detail")
 	}
-	w := dashWindowOf(&Diagnostic{Verdict: "skipped", Reasons: []string{"behind"}}, nil, nil)
+	w := dashWindowOf(&wire.Diagnostic{Verdict: "skipped", Reasons: []string{"behind"}}, nil, nil)
 	b, _ = json.Marshal(w)
 	if !bytes.Contains(b, []byte(`"gamma0":null`)) || !bytes.Contains(b, []byte(`"reasons":["behind"]`)) {
 		t.Errorf("skipped window entry: %s", b)
 	}
-	w = dashWindowOf(d, r, &EncoderInfo{TrainMS: 12.5, Steps: 10})
+	w = dashWindowOf(d, r, &wire.EncoderInfo{TrainMS: 12.5, Steps: 10})
 	if float64(w.Fn) != r.FreqN || float64(w.Zeta) != r.Zeta || w.TrainMS != 12.5 || w.Loss != 0.02 {
 		t.Errorf("window entry: %+v", w)
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sort"
 	"time"
+
+	"github.com/physd/physd/wire"
 )
 
 // Health is the body of GET /healthz: the process is alive and serving.
@@ -27,8 +29,8 @@ type Readiness struct {
 
 // CameraReadiness is one camera's line in Readiness.
 type CameraReadiness struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
+	Name  string     `json:"name"`
+	State wire.State `json:"state"`
 }
 
 func (d *Daemon) healthz(w http.ResponseWriter, _ *http.Request) {

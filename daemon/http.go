@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/wire"
 )
 
 // Defaults of the HTTP endpoint.
@@ -355,10 +356,10 @@ func (d *Daemon) publishConfig(w http.ResponseWriter, r *http.Request) {
 
 // latestInfo is a camera's state and its latest results.
 type latestInfo struct {
-	State      string      `json:"state"`
-	Error      string      `json:"error,omitempty"`
-	Estimate   *Estimate   `json:"estimate"`
-	Diagnostic *Diagnostic `json:"diagnostic"`
+	State      wire.State       `json:"state"`
+	Error      string           `json:"error,omitempty"`
+	Estimate   *wire.Estimate   `json:"estimate"`
+	Diagnostic *wire.Diagnostic `json:"diagnostic"`
 }
 
 // operator guards what only operators see (/metrics, /readyz): with

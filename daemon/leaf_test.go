@@ -15,6 +15,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // TestLeafRemote: hub URLs without a scheme are leaf node URLs, tls://
@@ -83,11 +84,11 @@ func TestEmbeddedLeafNode(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // the hub's interest, if it crossed, reaches the board
 	end := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := MsgID(b.node, "cam", KindEstimate, end.Add(-time.Second), end)
-	if id != "b1.cam.estimate."+strconv.FormatInt(end.Add(-time.Second).UnixNano(), 10)+"."+strconv.FormatInt(end.UnixNano(), 10) {
-		t.Errorf("MsgID: %q", id)
+	e := &wire.Estimate{Schema: wire.SchemaEstimate, Node: b.node, Camera: "cam", WindowStart: end.Add(-time.Second), WindowEnd: end}
+	if id := e.ID(); id != "b1.cam.estimate."+strconv.FormatInt(end.Add(-time.Second).UnixNano(), 10)+"."+strconv.FormatInt(end.UnixNano(), 10) {
+		t.Errorf("id: %q", id)
 	}
-	if err := b.publish(ctx, "cam", KindEstimate, id, Estimate{Schema: SchemaEstimate, Node: b.node, Camera: "cam"}); err != nil {
+	if err := b.publish(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.Publish("physd.other.estimate", []byte(`{}`)); err != nil { // another board's, passing through the hub

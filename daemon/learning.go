@@ -16,6 +16,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // learn estimates each job and certifies it, and hands the outcome to the
@@ -108,7 +109,7 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 	if o.Diverged {
 		c.log.Warn("training diverged; encoder rolled back to the last accepted window", "window_start", j.start, "window_end", j.end)
 	}
-	info := EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
+	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
 	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime}, true
 }
@@ -156,7 +157,7 @@ func (c *camera) restore(l *estimator.Learner) {
 	switch {
 	case err == nil:
 		c.log.Info("encoder restored", "checkpoint", path, "version", l.Version(), "steps", l.TotalSteps())
-		c.rec.setEncoder(EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()})
+		c.rec.setEncoder(wire.EncoderInfo{Version: l.Version(), TotalSteps: l.TotalSteps()})
 	case errors.Is(err, estimator.ErrCheckpointMismatch):
 		c.log.Info("encoder checkpoint is for another configuration; starting cold", "checkpoint", path, "err", err)
 	case errors.Is(err, estimator.ErrCheckpointCorrupt):

@@ -8,6 +8,7 @@ import (
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/tracker"
+	"github.com/physd/physd/wire"
 )
 
 // lineSpec is what one line — a camera's, or one zone's of a camera —
@@ -39,7 +40,7 @@ func (d *Daemon) newLine(s lineSpec) *camera {
 		onEst: d.opt.OnEstimate, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), gate: d.gate,
 		dir: s.dir, zone: s.zone, rec: newRecord(), dash: newCamDash(d.dash, s.thumb, s.cfg)}
 	l.trainTime = d.metrics.training.WithLabelValues(l.key())
-	l.setState("starting", "")
+	l.setState(wire.StateStarting, "")
 	l.alerts = newAlerter(s.cam.Name, s.cfg.Alerts, l.loadBaseline())
 	l.rec.setBaseline(l.alerts.base)
 	return l

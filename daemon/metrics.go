@@ -122,7 +122,7 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 		for v, n := range st.Windows {
 			counter(descWin, float64(n), name, v)
 		}
-		gauge(descState, 1, name, st.State)
+		gauge(descState, 1, name, string(st.State))
 		for s := range nStages {
 			counter(descStage, cam.work.seconds(s), name, s.String())
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+
+	"github.com/physd/physd/wire"
 )
 
 // The embedded server's credentials, in the state directory: nkey seeds,
@@ -23,11 +25,6 @@ const (
 	// subjects and consumes the stream, and publishes nothing of physd's.
 	SubscriberSeedFile = "nats/subscriber.nk"
 )
-
-// AlertsBucket is the key-value bucket physd alerts keeps its handled
-// alerts in (alertsub.DefaultBucket), the one bucket the subscriber may
-// create on the board's server.
-const AlertsBucket = "physd_alerts_handled"
 
 // embeddedCreds are the embedded server's two users.
 type embeddedCreds struct {
@@ -139,7 +136,7 @@ func createSeed(path string) (nkeys.KeyPair, error) {
 // its own server, and the subscriber, who may
 //   - subscribe to physd's subjects (prefix.>) and replies (_INBOX.>);
 //   - read the stream and consume from it (stream info, consumers, acks);
-//   - keep physd alerts' key-value bucket (AlertsBucket: the alerts it
+//   - keep physd alerts' key-value bucket (wire.AlertsBucket: the alerts it
 //     handled), and nothing else of JetStream: no stream is deleted,
 //     purged or changed, no message deleted, no other stream created;
 //   - publish nothing on prefix.> but physd alerts' dead letters.
@@ -158,11 +155,11 @@ func (c *embeddedCreds) users(prefix string) []*server.NkeyUser {
 					"$JS.FC.>",
 					// physd alerts' bucket (its stream is KV_<bucket>;
 					// subject wildcards match whole tokens, so it is named).
-					"$JS.API.STREAM.CREATE.KV_" + AlertsBucket,
-					"$JS.API.STREAM.MSG.GET.KV_" + AlertsBucket,
-					"$JS.API.DIRECT.GET.KV_" + AlertsBucket,
-					"$JS.API.DIRECT.GET.KV_" + AlertsBucket + ".>",
-					"$KV." + AlertsBucket + ".>",
+					"$JS.API.STREAM.CREATE.KV_" + wire.AlertsBucket,
+					"$JS.API.STREAM.MSG.GET.KV_" + wire.AlertsBucket,
+					"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket,
+					"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket + ".>",
+					"$KV." + wire.AlertsBucket + ".>",
 					// physd alerts' dead letters (alertsub.DefaultDeadLetter
 					// under this prefix): no camera's subject and no stream's.
 					prefix + ".alerts.dead",

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // natsServer runs a real nats-server with JetStream on a fixed loopback
@@ -37,10 +38,10 @@ func TestNATSOutageLosesNoEstimate(t *testing.T) {
 	cfg.NATS.URLs = []string{fmt.Sprintf("nats://127.0.0.1:%d", port)}
 	cfg.NATS.ReconnectWait = 200 * time.Millisecond
 	var mu sync.Mutex
-	var produced []Estimate
+	var produced []wire.Estimate
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	d, err := New(cfg, Options{StateDir: t.TempDir(), Logger: log, ShutdownTimeout: 20 * time.Second,
-		OnEstimate: func(e Estimate) { mu.Lock(); produced = append(produced, e); mu.Unlock() }})
+		OnEstimate: func(e wire.Estimate) { mu.Lock(); produced = append(produced, e); mu.Unlock() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestNATSOutageLosesNoEstimate(t *testing.T) {
 	defer nc.Close()
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
-	msgs, err := physdtest.StreamMessages(rctx, nc, cfg.NATS.JetStream.Stream, Subject(cfg.NATS.SubjectPrefix, "*", KindEstimate))
+	msgs, err := physdtest.StreamMessages(rctx, nc, cfg.NATS.JetStream.Stream, wire.Subject(cfg.NATS.SubjectPrefix, "*", wire.KindEstimate))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestNATSOutageLosesNoEstimate(t *testing.T) {
 		dups += n - 1
 	}
 	for i, e := range produced {
-		id := MsgID(e.Node, e.Camera, KindEstimate, e.WindowStart, e.WindowEnd)
+		id := e.ID()
 		if seen[id] == 0 {
 			lost++
 			t.Errorf("estimate %d (%s) never reached JetStream", i, id)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // Test-only nkey seeds whose public keys are in docs/nats-permissions.conf.
@@ -104,7 +105,7 @@ func consumeEstimate(ctx context.Context, t *testing.T, nc *nats.Conn) jetstream
 	if err != nil {
 		t.Fatalf("no certified estimate reached the subscriber: %v", err)
 	}
-	if _, err := DecodeEstimate(m.Data()); err != nil {
+	if _, err := wire.DecodeEstimate(m.Data()); err != nil {
 		t.Fatal(err)
 	}
 	return js

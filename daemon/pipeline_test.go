@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // memPublisher is an in-memory publisher: every message, in order.
@@ -23,23 +25,25 @@ type memPublisher struct {
 }
 
 type memMsg struct {
-	camera, kind, id string
-	data             []byte
+	camera string
+	kind   wire.Kind
+	id     string
+	data   []byte
 }
 
-func (m *memPublisher) publish(_ context.Context, camera, kind, id string, v any) error {
-	b, err := json.Marshal(v)
+func (m *memPublisher) publish(_ context.Context, msg wire.Message) error {
+	b, err := json.Marshal(msg)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
-	m.msgs = append(m.msgs, memMsg{camera, kind, id, b})
+	m.msgs = append(m.msgs, memMsg{msg.Key(), msg.Kind(), msg.ID(), b})
 	m.mu.Unlock()
 	return nil
 }
 
 // of returns the messages of one kind.
-func (m *memPublisher) of(kind string) []memMsg {
+func (m *memPublisher) of(kind wire.Kind) []memMsg {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []memMsg
@@ -82,7 +86,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.start(ctx)
 	deadline := time.Now().Add(60 * time.Second)
-	for len(mem.of(KindEstimate)) < 3 && time.Now().Before(deadline) {
+	for len(mem.of(wire.KindEstimate)) < 3 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
@@ -90,19 +94,23 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	defer stopCancel()
 	c.stop(stopCtx)
 
-	ests := mem.of(KindEstimate)
+	ests := mem.of(wire.KindEstimate)
 	if len(ests) < 3 {
 		t.Fatalf("%d certified estimates in 60 s, want 3", len(ests))
 	}
 	g1, g0 := sim.GroundTruth(sim.Regime(cc.Source.Synthetic.Regime))
 	false0 := 0
 	for _, m := range ests {
-		var e Estimate
+		var e wire.Estimate
 		if err := json.Unmarshal(m.data, &e); err != nil {
 			t.Fatal(err)
 		}
 		if !e.Certified || m.camera != cc.Name {
 			t.Errorf("estimate %s: certified %v, camera %q", m.id, e.Certified, m.camera)
+		}
+		// The ids camera.go built before wire: JetStream deduplicates by them.
+		if want := wire.MsgID("", cc.Name, "estimate", e.WindowStart, e.WindowEnd); m.id != want {
+			t.Errorf("estimate id %s, want %s", m.id, want)
 		}
 		if err := preciseEnough(&e); err != nil {
 			t.Errorf("estimate %s: %v", m.id, err)
@@ -113,10 +121,13 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 		}
 	}
 	var estimated, skipped int
-	for _, m := range mem.of(KindDiagnostic) {
-		var d Diagnostic
+	for _, m := range mem.of(wire.KindDiagnostic) {
+		var d wire.Diagnostic
 		if err := json.Unmarshal(m.data, &d); err != nil {
 			t.Fatal(err)
+		}
+		if want := wire.MsgID("", cc.Name, "diag-window", d.WindowStart, d.WindowEnd); m.id != want {
+			t.Errorf("diagnostic id %s, want %s", m.id, want)
 		}
 		if d.Verdict == "skipped" {
 			skipped++
@@ -125,13 +136,22 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 		}
 	}
 	t.Logf("%d estimates (%d false certificates), %d windows estimated, %d skipped, %d status messages",
-		len(ests), false0, estimated, skipped, len(mem.of(KindStatus)))
+		len(ests), false0, estimated, skipped, len(mem.of(wire.KindStatus)))
 	if estimated < len(ests) || skipped == 0 || int64(skipped) > c.skipped.Load() {
 		t.Errorf("diagnostics: %d estimated, %d skipped reported of %d skipped; want one per estimated window and the skipped ones reported",
 			estimated, skipped, c.skipped.Load())
 	}
-	if len(mem.of(KindStatus)) == 0 {
+	if len(mem.of(wire.KindStatus)) == 0 {
 		t.Error("no status message at stop")
+	}
+	for _, m := range mem.of(wire.KindStatus) {
+		var st wire.Status
+		if err := json.Unmarshal(m.data, &st); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("%s.status.%d", cc.Name, st.Time.UnixNano()); m.id != want {
+			t.Errorf("status id %s, want %s", m.id, want)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/realvid"
+	"github.com/physd/physd/wire"
 )
 
 // realCase finds a case of the real-footage dev set (../shared/realvid
@@ -93,11 +94,11 @@ func TestRealFootageFileCamera(t *testing.T) {
 
 	const want = 3
 	waitFor(t, 120*time.Second, "certified estimates from the real recording", func() bool {
-		return len(c.kind(KindEstimate)) >= want
+		return len(c.kind(wire.KindEstimate)) >= want
 	})
 	refused := 0
-	for _, m := range c.kind(KindDiagnostic) {
-		var d Diagnostic
+	for _, m := range c.kind(wire.KindDiagnostic) {
+		var d wire.Diagnostic
 		if json.Unmarshal(m.Data, &d) == nil && !d.Certified && d.Verdict != "skipped" {
 			refused++
 		}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"github.com/physd/physd/wire"
 	"sync"
 	"time"
 )
@@ -10,17 +11,18 @@ import (
 // lock of its own: a zone's line reads its camera's without taking any
 // lock of that line.
 type sourceState struct {
-	mu         sync.Mutex
-	state, err string
+	mu    sync.Mutex
+	state wire.State
+	err   string
 }
 
-func (s *sourceState) set(state, err string) {
+func (s *sourceState) set(state wire.State, err string) {
 	s.mu.Lock()
 	s.state, s.err = state, err
 	s.mu.Unlock()
 }
 
-func (s *sourceState) get() (state, err string) {
+func (s *sourceState) get() (state wire.State, err string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state, s.err
@@ -31,45 +33,45 @@ func (s *sourceState) get() (state, err string) {
 // own (the learning stage only at start, the encoder it restored).
 type record struct {
 	mu       sync.Mutex
-	est      *Estimate   // latest certified estimate
-	diag     *Diagnostic // latest diagnostic
+	est      *wire.Estimate   // latest certified estimate
+	diag     *wire.Diagnostic // latest diagnostic
 	lastEst  *time.Time
 	verdict  map[string]int
-	encoder  EncoderInfo
-	baseline *Baseline // a copy of the alerter's
+	encoder  wire.EncoderInfo
+	baseline *wire.Baseline // a copy of the alerter's
 }
 
 func newRecord() *record { return &record{verdict: map[string]int{}} }
 
 // judged counts a window's verdict and the encoder it was fitted with.
-func (r *record) judged(status string, enc EncoderInfo) {
+func (r *record) judged(status string, enc wire.EncoderInfo) {
 	r.mu.Lock()
 	r.verdict[status]++
 	r.encoder = enc
 	r.mu.Unlock()
 }
 
-func (r *record) setEncoder(enc EncoderInfo) {
+func (r *record) setEncoder(enc wire.EncoderInfo) {
 	r.mu.Lock()
 	r.encoder = enc
 	r.mu.Unlock()
 }
 
-func (r *record) setDiag(d *Diagnostic) {
+func (r *record) setDiag(d *wire.Diagnostic) {
 	r.mu.Lock()
 	r.diag = d
 	r.mu.Unlock()
 }
 
-func (r *record) setEstimate(e *Estimate) {
+func (r *record) setEstimate(e *wire.Estimate) {
 	end := e.WindowEnd
 	r.mu.Lock()
 	r.est, r.lastEst = e, &end
 	r.mu.Unlock()
 }
 
-func (r *record) setBaseline(b *Baseline) {
-	var c *Baseline
+func (r *record) setBaseline(b *wire.Baseline) {
+	var c *wire.Baseline
 	if b != nil {
 		v := *b
 		c = &v
@@ -80,14 +82,14 @@ func (r *record) setBaseline(b *Baseline) {
 }
 
 // latest is the latest estimate and diagnostic.
-func (r *record) latest() (*Estimate, *Diagnostic) {
+func (r *record) latest() (*wire.Estimate, *wire.Diagnostic) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.est, r.diag
 }
 
 // fill copies the record into a status message.
-func (r *record) fill(s *Status) {
+func (r *record) fill(s *wire.Status) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.Encoder, s.LastEstimate = r.encoder, r.lastEst

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
 	"path/filepath"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // report publishes each outcome — a diagnostic for every window, the
@@ -40,10 +40,10 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 
 func ptr(v float64) *float64 { return &v }
 
-func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *EncoderInfo, v ...window.Verdict) {
-	d := Diagnostic{Schema: SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
+	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons}
+		Reasons: reasons, LoneEvent: j.single}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
 		// until the next one), and a pointer into the caller's outcome
@@ -62,13 +62,9 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 	if len(v) > 0 {
 		d.Certificate = &v[0]
 	}
-	kind := "window"
-	if j.single {
-		kind = "event"
-	}
 	c.rec.setDiag(&d)
 	c.recordWindow(&d, r, info)
-	if err := c.bus.publish(ctx, c.key(), KindDiagnostic, MsgID(c.node, c.key(), KindDiagnostic+"-"+kind, j.start, j.end), d); err != nil {
+	if err := c.bus.publish(ctx, &d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.log.Debug("window", "window_start", j.start, "window_end", j.end, "verdict", verdict, "reasons", reasons)
@@ -81,13 +77,13 @@ func finitePtr(v float64) *float64 {
 	return ptr(v)
 }
 
-func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info EncoderInfo, v window.Verdict) {
+func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := Estimate{Schema: SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
-	if err := c.bus.publish(ctx, c.key(), KindEstimate, MsgID(c.node, c.key(), KindEstimate, j.start, j.end), e); err != nil {
+	if err := c.bus.publish(ctx, &e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
 	c.rec.setEstimate(&e)
@@ -110,9 +106,9 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	}
 	if a != nil {
 		a.Zone, a.Node = c.zone, c.node
-		c.dash.setAlerting(a.State == "raised")
+		c.dash.setAlerting(a.State == wire.AlertRaised)
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
-		if err := c.bus.publish(ctx, c.key(), KindAlert, MsgID(c.node, c.key(), KindAlert+"-"+a.State, j.start, j.end), a); err != nil {
+		if err := c.bus.publish(ctx, a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
 		}
 	}
@@ -129,7 +125,7 @@ func (c *camera) heartbeat(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			c.setState("stopped", "")
+			c.setState(wire.StateStopped, "")
 			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			c.publishStatus(pctx)
 			cancel()
@@ -140,15 +136,15 @@ func (c *camera) heartbeat(ctx context.Context) {
 	}
 }
 
-func (c *camera) status() Status {
+func (c *camera) status() wire.Status {
 	state, errText := c.source.get()
-	s := Status{Schema: SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: state, Error: errText,
+	s := wire.Status{Schema: wire.SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: state, Error: errText,
 		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
 		Breaks: c.breaks.Load(), WindowsSkipped: c.skipped.Load(), Events: c.events.Load(), Reconnects: c.reconnects.Load()}
 	// A zone is only as online as its camera's source.
 	if c.up != nil {
-		if upState, upErr := c.up.source.get(); upState != "online" && upState != "" {
-			s.State, s.Error = upState, "the camera's source is "+upState
+		if upState, upErr := c.up.source.get(); upState != wire.StateOnline && upState != "" {
+			s.State, s.Error = upState, "the camera's source is "+string(upState)
 			if upErr != "" {
 				s.Error += ": " + upErr
 			}
@@ -160,7 +156,7 @@ func (c *camera) status() Status {
 
 func (c *camera) publishStatus(ctx context.Context) {
 	s := c.status()
-	if err := c.bus.publish(ctx, c.key(), KindStatus, fmt.Sprintf("%s.status.%d", c.key(), s.Time.UnixNano()), s); err != nil {
+	if err := c.bus.publish(ctx, &s); err != nil {
 		c.log.Debug("status not published", "err", err)
 	}
 }

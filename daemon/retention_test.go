@@ -11,6 +11,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // A reported window's Result — its frames, exposure-normalised copies
@@ -68,7 +69,7 @@ func sendWindow(in chan<- outcome) weak.Pointer[float64] {
 	r := &estimator.Result{Gamma0: 4, Gamma1: 0.1, Dt: 0.05, Frames: [][][]float64{{frame}}}
 	now := time.Now()
 	in <- outcome{job: job{start: now.Add(-6 * time.Second), end: now, frames: 1}, res: r,
-		verdict: window.Verdict{Status: window.NotCertified}, info: EncoderInfo{Version: 3}}
+		verdict: window.Verdict{Status: window.NotCertified}, info: wire.EncoderInfo{Version: 3}}
 	return weak.Make(&frame[0])
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // runSource reads the source, reopening it with backoff when it fails,
@@ -15,7 +16,7 @@ import (
 func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 	win := c.cfg.EffectiveWindow(c.all.Windows)
 	if _, err := window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS}); err != nil {
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		c.log.Error("camera windows", "err", err)
 		return
 	}
@@ -45,15 +46,15 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		}
 		switch {
 		case !awaits:
-			c.setState("starting", "")
+			c.setState(wire.StateStarting, "")
 		case attempt == 0:
-			c.setState("waiting", "no publisher yet")
+			c.setState(wire.StateWaiting, "no publisher yet")
 		}
 		got := false
 		err := c.src.Run(ctx, func(f stream.Frame) error {
 			if !got {
 				got = true
-				c.setState("online", "")
+				c.setState(wire.StateOnline, "")
 				c.log.Info("camera online", "source", c.src.Name(), "width", f.W, "height", f.H)
 				backoff = firstBackoff
 			}
@@ -69,11 +70,11 @@ func (c *camera) runSource(ctx context.Context, out chan<- sourceItem) {
 		// A recording (or a finite synthetic stream) ends; a live stream
 		// that ends is reopened like one that failed.
 		if stream.Ended(err) {
-			c.setState("ended", "")
+			c.setState(wire.StateEnded, "")
 			c.log.Info("camera source ended", "source", c.src.Name())
 			return
 		}
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		if awaits {
 			c.log.Warn("publisher gone; waiting for the next", "source", c.src.Name(), "err", err)
 			continue

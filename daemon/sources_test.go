@@ -20,6 +20,7 @@ import (
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/wire"
 )
 
 // twoReleases writes an H.264 clip of an underdamped pendulum released
@@ -72,13 +73,13 @@ func checkStream(t *testing.T, c *collector, timeout time.Duration) {
 	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
 	waitFor(t, timeout, "certified estimates and an uncertified window", func() bool {
 		uncertified := 0
-		for _, m := range c.kind(KindDiagnostic) {
-			var d Diagnostic
+		for _, m := range c.kind(wire.KindDiagnostic) {
+			var d wire.Diagnostic
 			if json.Unmarshal(m.Data, &d) == nil && !d.Certified && d.Verdict != "skipped" {
 				uncertified++
 			}
 		}
-		return len(c.kind(KindEstimate)) >= 2 && uncertified >= 1
+		return len(c.kind(wire.KindEstimate)) >= 2 && uncertified >= 1
 	})
 	for _, e := range estimates(t, c) {
 		t.Logf("estimate γ0 %.5f ± %.5f γ1 %.5f ± %.5f (%d frames, readout %s)", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Frames, e.Certificate.Readout)
@@ -86,8 +87,8 @@ func checkStream(t *testing.T, c *collector, timeout time.Duration) {
 			t.Errorf("estimate γ0 %.5f γ1 %.5f, want (%.4f, %.2f)", e.Gamma0, e.Gamma1, g0, g1)
 		}
 	}
-	for _, m := range c.kind(KindDiagnostic) {
-		var d Diagnostic
+	for _, m := range c.kind(wire.KindDiagnostic) {
+		var d wire.Diagnostic
 		if json.Unmarshal(m.Data, &d) == nil && !d.Certified {
 			t.Logf("uncertified window: %s %v", d.Verdict, d.Reasons)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // Queue lengths between a camera's stages.
@@ -33,7 +34,7 @@ type outcome struct {
 	job     job
 	res     *estimator.Result
 	verdict window.Verdict
-	info    EncoderInfo
+	info    wire.EncoderInfo
 	train   time.Duration
 	err     error // the window could not be estimated
 	skipped bool  // a newer window replaced this one before it was fitted

@@ -16,6 +16,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/wire"
 )
 
 // whipConfig is the test configuration plus WHIP cameras on loopback.
@@ -77,11 +78,11 @@ func TestWHIPEndToEnd(t *testing.T) {
 		sctx, stop := context.WithCancel(ctx)
 		sent := make(chan error, 1)
 		go func() { sent <- p.send(sctx, aus) }()
-		var got *Estimate
-		var all []*Estimate
+		var got *wire.Estimate
+		var all []*wire.Estimate
 		defer func() {
 			if got == nil {
-				for _, m := range c.kind(KindDiagnostic) {
+				for _, m := range c.kind(wire.KindDiagnostic) {
 					t.Logf("diag: %s", m.Data)
 				}
 			}
@@ -143,7 +144,7 @@ func TestWHIPEndToEnd(t *testing.T) {
 // checkAccuracy holds a certified estimate from lossy video to the
 // paper's bar or, when the window's own uncertainty is larger, to 3σ of
 // it; a certified window must also be precise (σ0 within 2 % of γ0).
-func checkAccuracy(t *testing.T, what string, e *Estimate, g0, g1 float64) {
+func checkAccuracy(t *testing.T, what string, e *wire.Estimate, g0, g1 float64) {
 	t.Helper()
 	if e.Gamma0Sigma > 0.02*g0 || math.Abs(e.Gamma0-g0) > math.Max(0.005*g0, 3*e.Gamma0Sigma) ||
 		math.Abs(e.Gamma1-g1) > math.Max(0.004, 3*e.Gamma1Sigma) {

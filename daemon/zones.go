@@ -8,6 +8,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/wire"
 )
 
 // A camera with zones decodes its stream once, as whole gray frames
@@ -43,12 +44,12 @@ func (c *camera) cutZone(f stream.Frame) (stream.Frame, bool) {
 			c.lastSkipLog = now
 			c.log.Warn("zone cannot be cut from the camera's frame", "width", f.W, "height", f.H, "err", err)
 		}
-		c.setState("offline", err.Error())
+		c.setState(wire.StateOffline, err.Error())
 		return stream.Frame{}, false
 	}
 	z.Seq, z.Time, z.Wall = f.Seq, f.Time, f.Wall
-	if st, _ := c.source.get(); st != "online" {
-		c.setState("online", "")
+	if st, _ := c.source.get(); st != wire.StateOnline {
+		c.setState(wire.StateOnline, "")
 	}
 	c.dash.setFrame(z)
 	return z, true

@@ -13,6 +13,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/wire"
 )
 
 // sideBySide writes an H.264 clip of two pendulums side by side, each on
@@ -85,13 +86,13 @@ func TestZonesOneDecode(t *testing.T) {
 		}
 		return n["left"] >= 2 && n["right"] >= 2
 	})
-	for _, m := range c.kind(KindEstimate) {
-		e, err := DecodeEstimate(m.Data)
+	for _, m := range c.kind(wire.KindEstimate) {
+		e, err := wire.DecodeEstimate(m.Data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		g, ok := zones[e.Zone]
-		if !ok || e.Camera != "bridge" || m.Subject != Subject("physd", "bridge."+e.Zone, KindEstimate) {
+		if !ok || e.Camera != "bridge" || m.Subject != wire.Subject("physd", "bridge."+e.Zone, wire.KindEstimate) {
 			t.Fatalf("estimate on %s: camera %q zone %q", m.Subject, e.Camera, e.Zone)
 		}
 		t.Logf("%s: γ0 %.5f ± %.5f γ1 %.5f ± %.5f, readout %s", m.Subject, e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, e.Certificate.Readout)

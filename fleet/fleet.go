@@ -137,6 +137,21 @@ func Subject(board, subject string) string {
 	return SubjectRoot + "." + board + "." + subject
 }
 
+// ParseSubject is Subject's inverse: the board and the board's own
+// subject of an aggregate stream's subject; false for a subject that is
+// not one.
+func ParseSubject(subject string) (board, boardSubject string, ok bool) {
+	rest, ok := strings.CutPrefix(subject, SubjectRoot+".")
+	if !ok {
+		return "", "", false
+	}
+	board, boardSubject, ok = strings.Cut(rest, ".")
+	if !ok || !ValidName(board) || boardSubject == "" {
+		return "", "", false
+	}
+	return board, boardSubject, true
+}
+
 // Source is how the aggregate stream sources b (with defaults applied):
 // b's stream in b's domain, through the domain's API prefix across the
 // leaf node connection, its subjects moved under fleet.<board>.

@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/physd/physd/alertsub"
-	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // hubAndBoards starts an in-process hub (JetStream domain hub, a leaf node
@@ -82,9 +82,10 @@ func publish(t *testing.T, js jetstream.JetStream, board, cam string, n int) {
 	t.Helper()
 	for i := range n {
 		end := time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)
-		msg := nats.NewMsg(daemon.Subject("physd", cam, daemon.KindEstimate))
+		e := &wire.Estimate{Node: board, Camera: cam, WindowStart: end.Add(-time.Second), WindowEnd: end}
+		msg := nats.NewMsg(wire.Subject("physd", e.Key(), e.Kind()))
 		msg.Data = []byte(`{}`)
-		msg.Header.Set(nats.MsgIdHdr, daemon.MsgID(board, cam, daemon.KindEstimate, end.Add(-time.Second), end))
+		msg.Header.Set(nats.MsgIdHdr, e.ID())
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := js.PublishMsg(ctx, msg)
 		cancel()
@@ -216,13 +217,15 @@ func TestAlertsFromEveryBoard(t *testing.T) {
 	hubJS, boards := hubAndBoards(t, "b1", "b2")
 	end := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	for b, js := range boards {
-		data, err := json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Node: b, Camera: "cam", Time: end, State: "raised", Reasons: []string{"drift"}})
+		a := &wire.Alert{Schema: wire.SchemaAlert, Node: b, Camera: "cam", Time: end, State: wire.AlertRaised, Reasons: []string{"drift"},
+			WindowStart: end.Add(-5 * time.Second), WindowEnd: end}
+		data, err := json.Marshal(a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg := nats.NewMsg(daemon.Subject("physd", "cam", daemon.KindAlert))
+		msg := nats.NewMsg(wire.Subject("physd", a.Key(), a.Kind()))
 		msg.Data = data
-		msg.Header.Set(nats.MsgIdHdr, daemon.MsgID(b, "cam", daemon.KindAlert+"-raised", end.Add(-5*time.Second), end))
+		msg.Header.Set(nats.MsgIdHdr, a.ID())
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err = js.PublishMsg(ctx, msg)
 		cancel()
@@ -260,5 +263,19 @@ func TestAlertsFromEveryBoard(t *testing.T) {
 	want := []string{Subject("b1", "physd.cam.alert"), Subject("b2", "physd.cam.alert")}
 	if !slices.Equal(subjects, want) {
 		t.Errorf("alerts handed over on %v, want %v, once each", subjects, want)
+	}
+}
+
+// TestParseSubject: ParseSubject undoes Subject, and refuses what Subject
+// cannot make.
+func TestParseSubject(t *testing.T) {
+	board, subj, ok := ParseSubject(Subject("b1", "physd.bridge.left.alert"))
+	if !ok || board != "b1" || subj != "physd.bridge.left.alert" {
+		t.Errorf("ParseSubject: %q %q %v", board, subj, ok)
+	}
+	for _, s := range []string{"physd.bridge.alert", "fleet.b1", "fleet.b1.", "fleet.*.physd.x.alert", "fleetx.b1.physd.x.alert"} {
+		if b, rest, ok := ParseSubject(s); ok {
+			t.Errorf("ParseSubject(%s) = %q %q, want false", s, b, rest)
+		}
 	}
 }

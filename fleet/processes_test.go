@@ -19,8 +19,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 var flagOutage = flag.Duration("fleet.outage", 60*time.Second, "how long the whole hub cluster stays stopped")
@@ -352,15 +352,15 @@ func TestFleetOutage(t *testing.T) {
 		}
 		received, ids = map[string]int{}, ids[:0]
 		for _, m := range msgs {
-			e, err := daemon.DecodeEstimate(m.Data())
+			e, err := wire.DecodeEstimate(m.Data())
 			if err != nil {
 				t.Fatalf("aggregate %s: %v", m.Subject(), err)
 			}
-			if m.Subject() != Subject(e.Node, daemon.Subject("physd", e.Camera, daemon.KindEstimate)) {
+			if m.Subject() != Subject(e.Node, wire.Subject("physd", e.Key(), e.Kind())) {
 				t.Errorf("estimate of board %s on %s", e.Node, m.Subject())
 			}
 			id := m.Headers().Get(nats.MsgIdHdr)
-			if id != daemon.MsgID(e.Node, e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
+			if id != e.ID() {
 				t.Errorf("estimate of %s/%s: Nats-Msg-Id %q is not its window's", e.Node, e.Camera, id)
 			}
 			received[estimateKey(e.Node, e.Camera, e.WindowStart, e.WindowEnd)]++

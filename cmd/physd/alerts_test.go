@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // TestAlertsBadInput: each mistake is a usage error naming the flag; an
@@ -67,7 +67,7 @@ func TestAlertsRunsCommand(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PHYSD_ESTIMATES", Subjects: []string{"physd.*.alert", "physd.*.*.alert"}}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Camera: "bridge", State: "raised", Reasons: []string{"f_n drifted"}})
+	data, _ := json.Marshal(wire.Alert{Schema: wire.SchemaAlert, Camera: "bridge", State: wire.AlertRaised, Reasons: []string{"f_n drifted"}})
 	msg := nats.NewMsg("physd.bridge.alert")
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, "bridge.alert-raised.1.2")

@@ -20,6 +20,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 // A forged alert never reaches physd alerts: on a board's embedded server
@@ -97,9 +98,9 @@ func TestForgedAlertNeverReachesAlerts(t *testing.T) {
 
 	alert := func(reason string) *nats.Msg {
 		end := time.Now().UTC()
-		m := nats.NewMsg(daemon.Subject("physd", "pendulum", daemon.KindAlert))
-		m.Data, _ = json.Marshal(daemon.Alert{Schema: daemon.SchemaAlert, Camera: "pendulum", Time: end, State: "raised", Reasons: []string{reason}})
-		m.Header.Set(nats.MsgIdHdr, daemon.MsgID("", "pendulum", daemon.KindAlert+"-raised-"+reason, end.Add(-time.Second), end))
+		m := nats.NewMsg(wire.Subject("physd", "pendulum", wire.KindAlert))
+		m.Data, _ = json.Marshal(wire.Alert{Schema: wire.SchemaAlert, Camera: "pendulum", Time: end, State: wire.AlertRaised, Reasons: []string{reason}})
+		m.Header.Set(nats.MsgIdHdr, wire.MsgID("", "pendulum", "alert-raised-"+reason, end.Add(-time.Second), end))
 		return m
 	}
 	// The subscriber forges one, as JetStream and as core NATS.

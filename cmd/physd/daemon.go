@@ -15,6 +15,7 @@ import (
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/daemon"
+	"github.com/physd/physd/wire"
 )
 
 // cmdRun is `physd run`: the daemon. With no --config it runs the built-in
@@ -78,7 +79,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	opt := daemon.Options{StateDir: dir, Logger: log, Notifier: daemon.Systemd{}}
 	if !*quiet {
 		printed := false
-		opt.OnEstimate = func(e daemon.Estimate) {
+		opt.OnEstimate = func(e wire.Estimate) {
 			if !printed {
 				fmt.Fprintln(stdout, estimateHeader)
 				printed = true

@@ -13,20 +13,16 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/fleet"
+	"github.com/physd/physd/wire"
 )
 
 const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ                γ1 ± σ                f_n Hz           ζ                  REGIME"
 
 // estimateRow is one estimate as a row; a zone's camera column reads
 // "<camera>.<zone>", as its subject does.
-func estimateRow(e *daemon.Estimate) string {
-	name := e.Camera
-	if e.Zone != "" {
-		name += "." + e.Zone
-	}
-	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %s", name, e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
+func estimateRow(e *wire.Estimate) string {
+	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %s", e.Key(), e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
 		fmt.Sprintf("%.5f ± %.5f", e.Gamma0, e.Gamma0Sigma), fmt.Sprintf("%.5f ± %.5f", e.Gamma1, e.Gamma1Sigma),
 		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime)
 }
@@ -36,7 +32,7 @@ func estimateRow(e *daemon.Estimate) string {
 const watchHeader = "BOARD            " + estimateHeader
 
 // watchRow is estimateRow with the board (the message's node) first.
-func watchRow(e *daemon.Estimate) string {
+func watchRow(e *wire.Estimate) string {
 	node := e.Node
 	if node == "" {
 		node = "-"
@@ -99,9 +95,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	msgs := make(chan *nats.Msg, 256)
 	var subjects []string
 	for _, cam := range names {
-		subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindEstimate), daemon.Subject(*prefix, cam, daemon.KindAlert))
+		subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindEstimate), wire.Subject(*prefix, cam, wire.KindAlert))
 		if *diag {
-			subjects = append(subjects, daemon.Subject(*prefix, cam, daemon.KindDiagnostic))
+			subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindDiagnostic))
 		}
 	}
 	if *fleetMode {
@@ -141,9 +137,18 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if *board != "" && messageNode(m.Data) != *board {
 				continue
 			}
+			subj := m.Subject
+			if *fleetMode {
+				if _, s, ok := fleet.ParseSubject(subj); ok {
+					subj = s
+				}
+			}
+			_, _, kind, err := wire.ParseSubject(*prefix, subj)
 			switch {
-			case strings.HasSuffix(m.Subject, "."+daemon.KindEstimate):
-				e, err := daemon.DecodeEstimate(m.Data)
+			case err != nil:
+				fmt.Fprintf(stderr, "%v\n", err)
+			case kind == wire.KindEstimate:
+				e, err := wire.DecodeEstimate(m.Data)
 				if err != nil {
 					fmt.Fprintf(stderr, "%s: %v\n", m.Subject, err)
 					continue
@@ -153,7 +158,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				if *count > 0 && n >= *count {
 					return nil
 				}
-			case strings.HasSuffix(m.Subject, "."+daemon.KindAlert):
+			case kind == wire.KindAlert:
 				fmt.Fprintf(stdout, "ALERT %s: %s\n", m.Subject, m.Data)
 			default:
 				fmt.Fprintf(stdout, "diag  %s: %s\n", m.Subject, m.Data)

@@ -15,10 +15,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/wire"
 )
 
 // synthetic are the three synthetic cameras; rtspCam reads the RTSP
@@ -141,11 +141,11 @@ func received(ctx context.Context, t *testing.T, url string) map[string]int {
 	}
 	out := map[string]int{}
 	for _, m := range msgs {
-		e, err := daemon.DecodeEstimate(m.Data())
+		e, err := wire.DecodeEstimate(m.Data())
 		if err != nil {
 			t.Fatalf("estimate %s: %v", m.Subject(), err)
 		}
-		if id := m.Headers().Get("Nats-Msg-Id"); id != daemon.MsgID(e.Node, e.Camera, daemon.KindEstimate, e.WindowStart, e.WindowEnd) {
+		if id := m.Headers().Get("Nats-Msg-Id"); id != e.ID() {
 			t.Errorf("estimate for %s %v: Nats-Msg-Id %q is not its window's", e.Camera, e.WindowStart, id)
 		}
 		out[windowKey(e.Camera, e.WindowStart, e.WindowEnd)]++

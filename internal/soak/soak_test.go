@@ -17,6 +17,7 @@ import (
 
 	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
+	"github.com/physd/physd/wire"
 )
 
 var (
@@ -98,7 +99,7 @@ func TestSoak(t *testing.T) {
 	}
 	defer nc.Close()
 	if _, err := nc.Subscribe("physd.*.estimate", func(m *nats.Msg) {
-		if _, err := daemon.DecodeEstimate(m.Data); err != nil {
+		if _, err := wire.DecodeEstimate(m.Data); err != nil {
 			bad.Add(1)
 		}
 		received.Add(1)

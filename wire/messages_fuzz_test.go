@@ -1,4 +1,4 @@
-package daemon
+package wire
 
 import (
 	"bytes"
@@ -47,7 +47,7 @@ func FuzzDecodeEstimate(f *testing.F) {
 		if err := e.check(); err != nil {
 			t.Fatalf("accepted an estimate the schema refuses: %v", err)
 		}
-		b, err := encodeLikeBus(*e)
+		b, err := encodeLikeBus(e)
 		if err != nil {
 			t.Fatalf("accepted estimate does not encode: %v", err)
 		}
@@ -58,7 +58,7 @@ func FuzzDecodeEstimate(f *testing.F) {
 		if d := estimateDiff(e, again); d != "" {
 			t.Fatalf("round trip changed the estimate: %s\n in  %s\n out %s", d, data, b)
 		}
-		b2, err := encodeLikeBus(*again)
+		b2, err := encodeLikeBus(again)
 		if err != nil || !bytes.Equal(b, b2) {
 			t.Fatalf("second encoding differs (%v):\n %s\n %s", err, b, b2)
 		}
@@ -95,7 +95,7 @@ func FuzzEstimateRoundTrip(f *testing.F) {
 		1.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.Inf(1), math.NaN(), math.Inf(-1))
 	f.Fuzz(func(t *testing.T, camera, regime, reason string, startNS, lengthNS int64, frames int,
 		g0, g0s, g1, g1s, zeta, trainMS, rel, traj, lo float64) {
-		// Times as camera.go makes them: UTC, from the frames' wall clock.
+		// Times as daemon/camera.go makes them: UTC, from the frames' wall clock.
 		// A large lengthNS counts seconds instead, to reach years outside
 		// 0–9999.
 		start := time.Unix(0, startNS).UTC()
@@ -113,7 +113,7 @@ func FuzzEstimateRoundTrip(f *testing.F) {
 			e.Certificate.Reasons = []string{reason}
 		}
 
-		data, err := encodeLikeBus(e)
+		data, err := encodeLikeBus(&e)
 		refuse := !allFinite(g0, g0s, g1, g1s, zeta, trainMS, e.Fn, e.OmegaN) || !jsonYear(start) || !jsonYear(end)
 		if err != nil {
 			if !refuse {
@@ -130,7 +130,7 @@ func FuzzEstimateRoundTrip(f *testing.F) {
 		got, err := DecodeEstimate(data)
 		if why := e.check(); why != nil {
 			// Values the schema does not allow: the bus never sends them
-			// (camera.go makes certified estimates only), and a consumer
+			// (daemon/camera.go makes certified estimates only), and a consumer
 			// is told which field is wrong.
 			if err == nil || !strings.HasPrefix(err.Error(), "estimate message: field ") {
 				t.Fatalf("estimate with %v decoded as %v, %v; want an error naming the field", why, got, err)
@@ -179,10 +179,10 @@ func FuzzEstimateRoundTrip(f *testing.F) {
 	})
 }
 
-// encodeLikeBus encodes a message exactly as bus.publish does: json.Marshal
-// of the value, passed as an interface. (bus.publish has no separate
+// encodeLikeBus encodes a message exactly as the daemon's bus.publish
+// does: json.Marshal of the Message. (bus.publish has no separate
 // encoding function to call; keep this in step with it.)
-func encodeLikeBus(v any) ([]byte, error) { return json.Marshal(v) }
+func encodeLikeBus(m Message) ([]byte, error) { return json.Marshal(m) }
 
 // estimateDiff describes how b differs from a: times are compared as
 // instants with the same encoding, the rest with reflect.DeepEqual.
@@ -225,7 +225,7 @@ func allFinite(vs ...float64) bool {
 // time.Time.MarshalJSON, can write.
 func jsonYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
-// sampleEstimates are estimates as camera.go publishes them: a certified
+// sampleEstimates are estimates as daemon/camera.go publishes them: a certified
 // window whose certificate has finite numbers, and one with the NaNs a
 // certificate may carry (no output-error fit, an empty interval).
 func sampleEstimates() []Estimate {

@@ -1,4 +1,4 @@
-package daemon
+package wire
 
 import (
 	"encoding/json"
@@ -9,31 +9,6 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/window"
 )
-
-// Schema versions of the messages physd publishes; docs/schema holds their
-// JSON Schemas. A consumer checks the major version it understands.
-const (
-	SchemaEstimate   = "physd.estimate/v1"
-	SchemaDiagnostic = "physd.diagnostic/v1"
-	SchemaStatus     = "physd.status/v1"
-	SchemaAlert      = "physd.alert/v1"
-)
-
-// Subject kinds: the last token of physd.<camera>.<kind>.
-const (
-	KindEstimate   = "estimate"
-	KindDiagnostic = "diag"
-	KindStatus     = "status"
-	KindAlert      = "alert"
-)
-
-// Subject is the NATS subject for one camera and message kind.
-//
-// A zone's messages go to prefix.<camera>.<zone>.kind: pass
-// "<camera>.<zone>" (camera.key) as camera.
-func Subject(prefix, camera, kind string) string {
-	return prefix + "." + camera + "." + kind
-}
 
 // Estimate is a certified window's physics, published on
 // physd.<camera>.estimate. Only certified windows are published here.
@@ -109,6 +84,10 @@ type Diagnostic struct {
 	Gamma1Sigma *float64        `json:"gamma1_sigma,omitempty"`
 	Certificate *window.Verdict `json:"certificate,omitempty"`
 	Encoder     *EncoderInfo    `json:"encoder,omitempty"`
+	// LoneEvent marks the window of a lone event (the events mode's
+	// single trajectory, published as a diagnostic only). Not in the
+	// JSON: it only tells the message's id from a window's (ID).
+	LoneEvent bool `json:"-"`
 }
 
 // Status is a camera's heartbeat on physd.<camera>.status.
@@ -120,14 +99,12 @@ type Status struct {
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
-	Zone string    `json:"zone,omitempty"`
-	Time time.Time `json:"time"`
-	// State is starting, waiting (a whip camera before its first
-	// publisher), online, offline, ended or stopped.
-	State  string `json:"state"`
-	Source string `json:"source"`
-	Error  string `json:"error,omitempty"`
-	Mode   string `json:"mode"`
+	Zone   string    `json:"zone,omitempty"`
+	Time   time.Time `json:"time"`
+	State  State     `json:"state"`
+	Source string    `json:"source"`
+	Error  string    `json:"error,omitempty"`
+	Mode   string    `json:"mode"`
 	// Counters since the daemon started.
 	Frames         int64          `json:"frames"`
 	FramesDropped  int64          `json:"frames_dropped"`
@@ -162,16 +139,88 @@ type Alert struct {
 	Camera string `json:"camera"`
 	// Zone names the zone of Camera the message is about, for a camera
 	// with zones (subject physd.<camera>.<zone>.<kind>); absent otherwise.
-	Zone      string    `json:"zone,omitempty"`
-	Time      time.Time `json:"time"`
-	State     string    `json:"state"`
-	Reasons   []string  `json:"reasons"`
-	Baseline  Baseline  `json:"baseline"`
-	Fn        float64   `json:"fn_hz"`
-	Zeta      float64   `json:"zeta"`
-	FnDrift   float64   `json:"fn_drift"`
-	ZetaDrift float64   `json:"zeta_drift"`
-	Windows   int       `json:"windows"`
+	Zone      string     `json:"zone,omitempty"`
+	Time      time.Time  `json:"time"`
+	State     AlertState `json:"state"`
+	Reasons   []string   `json:"reasons"`
+	Baseline  Baseline   `json:"baseline"`
+	Fn        float64    `json:"fn_hz"`
+	Zeta      float64    `json:"zeta"`
+	FnDrift   float64    `json:"fn_drift"`
+	ZetaDrift float64    `json:"zeta_drift"`
+	Windows   int        `json:"windows"`
+	// WindowStart and WindowEnd are the window whose estimate raised or
+	// cleared the alert. Not in the JSON (schema v1 has no such fields):
+	// they make the message's id (ID), so a decoded alert has them zero;
+	// its id is its Nats-Msg-Id header.
+	WindowStart time.Time `json:"-"`
+	WindowEnd   time.Time `json:"-"`
+}
+
+// Message is a message physd publishes: *Estimate, *Diagnostic, *Status
+// or *Alert. Its JSON is the message's data.
+type Message interface {
+	// Kind is the message's kind, the last token of its subject.
+	Kind() Kind
+	// Key is the camera, or "<camera>.<zone>", of its subject (Key).
+	Key() string
+	// ID is its Nats-Msg-Id: JetStream deduplicates by it, and physd
+	// alerts keeps the ids of the alerts it handled, so the format is
+	// fixed (wire's tests pin it).
+	ID() string
+}
+
+// Kind is KindEstimate.
+func (e *Estimate) Kind() Kind { return KindEstimate }
+
+// Key is the estimate's camera[.zone].
+func (e *Estimate) Key() string { return Key(e.Camera, e.Zone) }
+
+// ID is <node>.<camera>[.<zone>].estimate.<start ns>.<end ns> (MsgID).
+func (e *Estimate) ID() string {
+	return MsgID(e.Node, e.Key(), string(KindEstimate), e.WindowStart, e.WindowEnd)
+}
+
+// Kind is KindDiagnostic.
+func (d *Diagnostic) Kind() Kind { return KindDiagnostic }
+
+// Key is the diagnostic's camera[.zone].
+func (d *Diagnostic) Key() string { return Key(d.Camera, d.Zone) }
+
+// ID is <node>.<camera>[.<zone>].diag-window.<start ns>.<end ns>, or
+// diag-event for a lone event (MsgID).
+func (d *Diagnostic) ID() string {
+	what := "window"
+	if d.LoneEvent {
+		what = "event"
+	}
+	return MsgID(d.Node, d.Key(), string(KindDiagnostic)+"-"+what, d.WindowStart, d.WindowEnd)
+}
+
+// Kind is KindStatus.
+func (s *Status) Kind() Kind { return KindStatus }
+
+// Key is the status's camera[.zone].
+func (s *Status) Key() string { return Key(s.Camera, s.Zone) }
+
+// ID is <camera>[.<zone>].status.<time ns>. It has no node, unlike the
+// other kinds' ids: heartbeats are not kept in JetStream, so no stream,
+// a hub's included, deduplicates by it.
+func (s *Status) ID() string {
+	return fmt.Sprintf("%s.%s.%d", s.Key(), KindStatus, s.Time.UnixNano())
+}
+
+// Kind is KindAlert.
+func (a *Alert) Kind() Kind { return KindAlert }
+
+// Key is the alert's camera[.zone].
+func (a *Alert) Key() string { return Key(a.Camera, a.Zone) }
+
+// ID is <node>.<camera>[.<zone>].alert-<state>.<start ns>.<end ns> of the
+// window that raised or cleared it (MsgID): the same change, published
+// again, has the same id.
+func (a *Alert) ID() string {
+	return MsgID(a.Node, a.Key(), string(KindAlert)+"-"+string(a.State), a.WindowStart, a.WindowEnd)
 }
 
 // MsgID is the Nats-Msg-Id of a message about one window: the same
@@ -180,6 +229,10 @@ type Alert struct {
 // hub's aggregate stream, where every board's messages meet and two
 // boards may have a camera of the same name; an empty node leaves it out
 // (<camera>.<kind>.<start ns>.<end ns>, physd's ids before fleets).
+//
+// kind is the message's kind, with its variant for diagnostics and
+// alerts (diag-window, diag-event, alert-raised, alert-cleared); the
+// messages' ID methods pass it.
 func MsgID(node, camera, kind string, start, end time.Time) string {
 	if node == "" {
 		return fmt.Sprintf("%s.%s.%d.%d", camera, kind, start.UnixNano(), end.UnixNano())
