@@ -8,153 +8,194 @@ import (
 	"time"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/motion"
 	"github.com/physd/physd/stream"
-	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/wire"
 )
 
-// job is one unit of estimation: a sliding window (one clip) or a set of
-// excitation events (several clips), or a single event fitted alone for
-// its diagnostic.
-type job struct {
-	clips []estimator.Clip
-	// refs are the reference region's patches (refW×refH), per clip and
-	// frame, when the camera has one; srcW×srcH is the source frame.
-	refs                   [][][]float64
-	refW, refH, srcW, srcH int
-	start                  time.Time
-	end                    time.Time
-	frames                 int
-	single                 bool // a lone event: published as a diagnostic only
-	// first is the stream's index (Seq) of a window's first frame and hop
-	// how many frames apart windows start (0 for events), for the
-	// tracker (tracker.Stream).
-	first, hop int
-}
-
-// publisher is what a camera needs of the message bus (the NATS bus
-// implements it): publish a message, on its subject and with its id.
-type publisher interface {
-	publish(ctx context.Context, m wire.Message) error
-}
-
-// camera runs one configured camera as a line of stages (start), one
-// file each: source (runner.go: reopening with back-off, fanning frames
-// out to zones), framing (framing.go: windows or events), learning and
-// certification (learning.go: the window analysis), reporting
-// (reporting.go: diagnostics, estimates, alerts, status). Its goroutines
-// stop with its context.
+// camera runs one configured camera's source and hands its frames to its
+// lines — its own, or one per zone (fanOut): it opens the source, reopens
+// it with back-off when it fails, and keeps the source's state. What a
+// line does with the frames is the line's (line.go).
 type camera struct {
-	cfg config.Camera
-	all *config.Config
-	src stream.Source
-	log *slog.Logger
-	bus publisher
-	// node is the board's name, for messages and their ids (bus.node).
-	node   string
-	dir    string // state directory for this camera
-	onEst  func(wire.Estimate)
-	preset estimator.Preset
-	// motionCache keeps the camera-motion test's per-frame and per-pair
-	// results for the next overlapping windows (nil: none kept).
-	motionCache *motion.Cache
-	// trackCache keeps the tracker's matches for the next overlapping
-	// windows.
-	trackCache *tracker.Cache
-	// trainTime observes each window's training and fitting time.
-	trainTime interface{ Observe(float64) }
-	// work sums the learning stage's wall time per step and counts its
-	// cold starts, for /metrics and the bench's breakdown.
-	work stageWork
+	name string
+	src  stream.Source
+	log  *slog.Logger
+	// check is run before the source is opened: a camera whose windows
+	// cannot be cut never opens it.
+	check        func() error
+	reconnectMax time.Duration
+	// source is the source's state; a camera's own line reports it, and
+	// its zones' lines read it.
+	source     sourceState
+	reconnects atomic.Int64
+	// count and work are the entry that reports the source's frames and
+	// decoding time: the camera's own line, or its source entry.
+	count *counters
+	work  *stageWork
+	dash  *camDash
 
-	jobs chan batch // capacity 1: a newer window replaces one not yet started
-	// gate is the daemon's bound on windows estimated at once, shared
-	// by its cameras (nil: none).
-	gate gate
+	mu    sync.Mutex
+	feeds map[string]chan sourceItem // by line key
 
-	// source is the state of the frames' source: for a camera its own,
-	// for a zone whether its region can be cut (up holds its camera's).
-	source sourceState
-	// rec is what the line reported; alerts is the reporting stage's
-	// alone.
-	rec    *record
-	alerts *alerter
-	dash   *camDash // the dashboard's record; nil records nothing
-
-	frames, dropped, breaks, skipped, events, reconnects atomic.Int64
-
-	cancel      context.CancelFunc
-	done        chan struct{}
-	lastSkipLog time.Time // framing stage only
-
-	// A zone's line (zones.go): zone is its name, cut its preprocessing
-	// of the camera's whole gray frames, feed where those frames arrive
-	// (its source stage is the camera's).
-	zone string
-	cut  *stream.Preprocess
-	feed chan sourceItem
-	up   *camera // the camera whose source feeds the zone
-	// A camera with zones runs only its source stage and fans the frames
-	// out to its zones' lines (fanOut); feeds are theirs, by zone name.
-	zmu   sync.Mutex
-	feeds map[string]chan sourceItem
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// key names the camera's line in subjects, message IDs, metrics and the
-// daemon's table: the camera's name, or "<camera>.<zone>" for a zone.
-func (c *camera) key() string {
-	if c.zone == "" {
-		return c.cfg.Name
-	}
-	return c.cfg.Name + "." + c.zone
-}
-
-func (c *camera) setState(s wire.State, errText string) { c.source.set(s, errText) }
-
-// start launches the camera's pipeline, one goroutine a stage — source
-// (frames, reconnects, state) → framing (windows or events) → learning
-// (learner and certificate: one outcome, its verdict computed once) →
-// reporting (estimates, diagnostics, alerts, to the publisher) — and the
-// heartbeat. Each stage ends when its input closes; cancelling the camera
-// stops the source, and what is already in the line is still reported.
+// start runs the source and its fan-out until ctx ends or the source ends
+// for good; then it closes its lines' feeds, so that they finish what
+// they hold.
 func (c *camera) start(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	c.done = make(chan struct{})
-	c.jobs = make(chan batch, 1)
 	frames := make(chan sourceItem, frameQueue)
-	outs := make(chan outcome, outcomeQueue)
 	var wg sync.WaitGroup
-	if c.feeds != nil { // a camera with zones: source → its zones' lines
-		wg.Add(3)
-		go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
-		go func() { defer wg.Done(); c.fanOut(frames) }()
-		go func() { defer wg.Done(); c.heartbeat(ctx) }()
-		go func() { wg.Wait(); close(c.done) }()
-		return
-	}
-	wg.Add(5)
-	if c.feed != nil { // a zone: the camera's source stage feeds it
-		wg.Done()
-		frames = c.feed
-	} else {
-		go func() { defer wg.Done(); defer close(frames); c.runSource(ctx, frames) }()
-	}
-	go func() { defer wg.Done(); defer close(c.jobs); c.frame(ctx, frames) }()
-	go func() { defer wg.Done(); defer close(outs); c.learn(ctx, outs) }()
-	go func() { defer wg.Done(); c.report(ctx, outs) }()
-	go func() { defer wg.Done(); c.heartbeat(ctx) }()
+	wg.Add(2)
+	go func() { defer wg.Done(); defer close(frames); c.run(ctx, frames) }()
+	go func() { defer wg.Done(); c.fanOut(frames) }()
 	go func() { wg.Wait(); close(c.done) }()
 }
 
-// stop cancels the camera and waits for it, at most until ctx ends.
+// stop cancels the camera's source and waits for it, at most until ctx
+// ends.
 func (c *camera) stop(ctx context.Context) {
 	c.cancel()
 	select {
 	case <-c.done:
 	case <-ctx.Done():
-		c.log.Warn("camera did not stop in time")
+		c.log.Warn("camera source did not stop in time")
 	}
+}
+
+// run reads the source, reopening it with back-off when it fails, and
+// hands its frames on; a restart marks where the windows must start
+// again. Whether to reopen is read from the source: a recording's end
+// (stream.Ended) is final, and a source that awaits a publisher (WHIP) is
+// reopened at once, for it waits rather than fails.
+func (c *camera) run(ctx context.Context, out chan<- sourceItem) {
+	if c.check != nil {
+		if err := c.check(); err != nil {
+			c.source.set(wire.StateOffline, err.Error())
+			c.log.Error("camera windows", "err", err)
+			return
+		}
+	}
+	back := newBackoff(250*time.Millisecond, c.reconnectMax)
+	send := func(it sourceItem) error {
+		select {
+		case out <- it:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	aw, ok := c.src.(publisherAwaiter)
+	awaits := ok && aw.AwaitsPublisher()
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			c.reconnects.Add(1)
+			if send(sourceItem{restart: true}) != nil {
+				return
+			}
+		}
+		switch {
+		case !awaits:
+			c.source.set(wire.StateStarting, "")
+		case attempt == 0:
+			c.source.set(wire.StateWaiting, "no publisher yet")
+		}
+		got := false
+		err := c.src.Run(ctx, func(f stream.Frame) error {
+			if !got {
+				got = true
+				c.source.set(wire.StateOnline, "")
+				c.log.Info("camera online", "source", c.src.Name(), "width", f.W, "height", f.H)
+				back.reset()
+			}
+			c.count.frames.Add(1)
+			c.work.addDuration(stageDecode, f.Decode)
+			c.work.addDuration(stagePreprocess, f.Preprocess)
+			c.dash.setFrame(f)
+			return send(sourceItem{frame: f})
+		})
+		if ctx.Err() != nil {
+			return
+		}
+		if stream.Ended(err) {
+			c.source.set(wire.StateEnded, "")
+			c.log.Info("camera source ended", "source", c.src.Name())
+			return
+		}
+		c.source.set(wire.StateOffline, err.Error())
+		if awaits {
+			c.log.Warn("publisher gone; waiting for the next", "source", c.src.Name(), "err", err)
+			continue
+		}
+		wait := back.next()
+		c.log.Error("camera source failed; reopening", "source", c.src.Name(), "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// publisherAwaiter is a source that waits for a publisher to push its
+// stream (stream.WHIPSource).
+type publisherAwaiter interface{ AwaitsPublisher() bool }
+
+// fanOut hands each item of the source to every line, in order, and
+// closes their feeds when the source ends. It holds mu while it sends, so
+// a line detached meanwhile (detach) is never sent to after its feed is
+// closed; a line's framing stage is cheap, so the others wait on it only
+// briefly.
+func (c *camera) fanOut(in <-chan sourceItem) {
+	for it := range in {
+		c.mu.Lock()
+		for _, ch := range c.feeds {
+			ch <- it
+		}
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	for key, ch := range c.feeds {
+		close(ch)
+		delete(c.feeds, key)
+	}
+	c.mu.Unlock()
+}
+
+// attach makes a feed for the line key, which then gets every frame the
+// source hands out from now on.
+func (c *camera) attach(key string) chan sourceItem {
+	ch := make(chan sourceItem, frameQueue)
+	c.mu.Lock()
+	if old, ok := c.feeds[key]; ok {
+		close(old)
+	}
+	c.feeds[key] = ch
+	c.mu.Unlock()
+	return ch
+}
+
+// detach closes the line's feed: the line finishes what it holds and
+// stops.
+func (c *camera) detach(key string) {
+	c.mu.Lock()
+	if ch, ok := c.feeds[key]; ok {
+		close(ch)
+		delete(c.feeds, key)
+	}
+	c.mu.Unlock()
+}
+
+// newCamera is the runner of a camera's source.
+func newCamera(cc config.Camera, src stream.Source, log *slog.Logger, check func() error, count *counters, work *stageWork, dash *camDash) *camera {
+	maxWait := cc.Source.ReconnectMax
+	if maxWait <= 0 { // a Config built in code rather than loaded
+		maxWait = config.DefaultReconnectMax
+	}
+	return &camera{name: cc.Name, src: src, log: log, check: check, reconnectMax: maxWait, count: count, work: work, dash: dash,
+		feeds: map[string]chan sourceItem{}}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
 )
 
@@ -49,9 +50,13 @@ type Daemon struct {
 	log *slog.Logger
 	bus *bus
 
-	mu      sync.Mutex
-	cfg     *config.Config
+	mu  sync.Mutex
+	cfg *config.Config
+	// cameras are the cameras' source runners, by name; lines every
+	// line of stages, by key (line.key): a camera's own, each zone's, and
+	// a camera with zones' source entry.
 	cameras map[string]*camera
+	lines   map[string]*line
 	ctx     context.Context
 	rtc     *stream.WebRTC // nil until a whip or whep camera needs it
 	http    net.Addr
@@ -86,7 +91,7 @@ func New(cfg *config.Config, opt Options) (*Daemon, error) {
 	if err := cfg.CheckNames(Vocabulary()); err != nil {
 		return nil, fmt.Errorf("daemon: %w", err)
 	}
-	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, started: time.Now(), dash: newDashHub(opt.Logger),
+	d := &Daemon{opt: opt, log: opt.Logger, cfg: cfg, cameras: map[string]*camera{}, lines: map[string]*line{}, started: time.Now(), dash: newDashHub(opt.Logger),
 		gate: newGate(runtime.GOMAXPROCS(0))}
 	d.metrics = newMetrics(d)
 	return d, nil
@@ -181,13 +186,17 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	sctx, cancel := context.WithTimeout(context.Background(), d.opt.ShutdownTimeout)
 	defer cancel()
 	d.mu.Lock()
-	cams := d.cameras
-	d.cameras = map[string]*camera{}
+	cams, lines := d.cameras, d.lines
+	d.cameras, d.lines = map[string]*camera{}, map[string]*line{}
 	d.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range cams {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.stop(sctx) }()
+	}
+	for _, l := range lines {
+		wg.Add(1)
+		go func() { defer wg.Done(); l.stop(sctx) }()
 	}
 	wg.Wait()
 	b.close()
@@ -208,12 +217,12 @@ func (d *Daemon) statusLine() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	online := 0
-	for _, c := range d.cameras {
-		if st, _ := c.source.get(); st == wire.StateOnline {
+	for _, l := range d.lines {
+		if st, _ := l.source.get(); st == wire.StateOnline {
 			online++
 		}
 	}
-	return fmt.Sprintf("%d/%d cameras online", online, len(d.cameras))
+	return fmt.Sprintf("%d/%d cameras online", online, len(d.lines))
 }
 
 // Ping tells the service manager the daemon is alive and what it is doing.
@@ -236,7 +245,17 @@ func cameraPreset(cfg *config.Config) (estimator.Preset, error) {
 	return p, nil
 }
 
-// startCamera builds and starts one camera; the caller must not hold d.mu.
+// lineSpecOf resolves what a line of the camera cc needs from cfg (for a
+// zone, its ZoneConfig): the effective window, events, the certificate's
+// thresholds, the learner's budget, the alerts and the heartbeat.
+func lineSpecOf(cfg *config.Config, cc config.Camera, p estimator.Preset, src stream.Source, dir string, dash *camDash) lineSpec {
+	return lineSpec{cam: cc, src: src, window: cc.EffectiveWindow(cfg.Windows), events: cfg.Events, thresholds: thresholds(cfg.Certify),
+		learn: cfg.Estimator, preset: p, alerts: cfg.Alerts, heartbeat: cfg.NATS.Heartbeat, dir: dir, dash: dash}
+}
+
+// startCamera builds and starts one camera: its source runner, and its
+// own line or, with zones, a line per zone and the camera's source
+// entry. The caller must not hold d.mu.
 func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	p, err := cameraPreset(cfg)
 	if err != nil {
@@ -255,17 +274,25 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if err != nil {
 		return err
 	}
-	c := d.newLine(lineSpec{cam: cc, cfg: cfg, src: src, log: log, preset: p, dir: filepath.Join(d.opt.StateDir, "cameras", cc.Name), thumb: thumb})
-	if len(cc.Zones) > 0 {
-		c.feeds = map[string]chan sourceItem{}
+	s := lineSpecOf(cfg, cc, p, src, filepath.Join(d.opt.StateDir, "cameras", cc.Name), newCamDash(d.dash, thumb, cfg))
+	s.log, s.sourceOnly = log, len(cc.Zones) > 0
+	check := func() error {
+		_, err := window.NewSlicer(window.SlicerOptions{Length: s.window.Length, Hop: s.window.Hop, MaxGap: s.window.MaxGap, FPS: cc.FPS})
+		return err
+	}
+	l := newLine(s, d.shared(cc.Name), nil)
+	c := newCamera(cc, src, log, check, &l.count, &l.work, l.dash)
+	l.attachTo(c)
+	if !s.sourceOnly {
+		l.feed = c.attach(l.key())
 	}
 	d.mu.Lock()
 	d.cameras[cc.Name] = c
+	d.lines[l.key()] = l
 	ctx := d.ctx
 	d.mu.Unlock()
-	if c.feeds != nil {
-		d.startZones(cfg, c) // attached before the source's first frame
-	}
+	d.startZones(cfg, cc, c) // attached before the source's first frame
+	l.start(ctx)
 	c.start(ctx)
 	log.Info("camera started", "source", src.Name(), "mode", cc.Mode)
 	if cc.Source.TLS.InsecureSkipVerify {
@@ -296,21 +323,23 @@ func (d *Daemon) Reload(next *config.Config) {
 		d.mu.Lock()
 		c := d.cameras[name]
 		delete(d.cameras, name)
-		// Its zones' lines end with its source; they leave the table too.
-		var zones []*camera
-		for k, l := range d.cameras {
-			if l.zone != "" && l.cfg.Name == name {
-				zones = append(zones, l)
-				delete(d.cameras, k)
+		// Its lines end with its source; they leave the table too.
+		var lines []*line
+		for k, l := range d.lines {
+			if l.cfg.Name == name {
+				lines = append(lines, l)
+				delete(d.lines, k)
 			}
 		}
 		d.mu.Unlock()
 		if c != nil {
 			c.stop(sctx)
-			d.log.Info("camera stopped by reload", "camera", name)
 		}
-		for _, l := range zones {
+		for _, l := range lines {
 			l.stop(sctx)
+		}
+		if c != nil {
+			d.log.Info("camera stopped by reload", "camera", name)
 		}
 	}
 	for _, name := range append(append([]string(nil), added...), changed...) {
@@ -324,20 +353,19 @@ func (d *Daemon) Reload(next *config.Config) {
 	for _, name := range config.ZonesChanged(old, next) {
 		d.mu.Lock()
 		c := d.cameras[name]
+		own := d.lines[name]
 		d.mu.Unlock()
-		if c == nil || c.feeds == nil {
+		if c == nil || own == nil || !own.spec.sourceOnly {
 			continue
 		}
 		za, zr, zc := config.ZoneDiff(old, next, name)
 		for _, z := range append(append([]string(nil), zr...), zc...) {
 			d.stopZone(sctx, c, z)
 		}
-		// c.cfg keeps the old zones: only they differ, and the camera's
-		// goroutines read c.cfg.
 		cc, _ := next.Camera(name)
 		for _, z := range append(append([]string(nil), za...), zc...) {
 			if zz, ok := cc.Zone(z); ok {
-				if err := d.startZone(merged, c, zz); err != nil {
+				if err := d.startZone(merged, cc, c, zz); err != nil {
 					d.log.Error("zone not started", "camera", name, "zone", z, "err", err)
 				}
 			}
@@ -374,28 +402,31 @@ func (d *Daemon) Statuses() map[string]wire.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	out := map[string]wire.Status{}
-	for n, c := range d.cameras {
-		out[n] = c.status()
+	for n, l := range d.lines {
+		out[n] = l.status()
 	}
 	return out
 }
 
-func (c *camera) loadBaseline() *wire.Baseline {
-	b, err := os.ReadFile(c.baselinePath())
+// loadBaseline reads a line's alert baseline from its state directory;
+// an unreadable one is set aside, and a new one will be learned.
+func loadBaseline(dir string, log *slog.Logger) *wire.Baseline {
+	path := filepath.Join(dir, "baseline.json")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
 	var base wire.Baseline
 	if err := json.Unmarshal(b, &base); err != nil || !(base.Fn > 0) {
-		to, _ := setAside(c.baselinePath())
-		c.log.Warn("alert baseline unreadable; set aside, a new one will be learned", "moved_to", to)
+		to, _ := setAside(path)
+		log.Warn("alert baseline unreadable; set aside, a new one will be learned", "moved_to", to)
 		return nil
 	}
-	c.log.Info("alert baseline restored", "fn_hz", base.Fn, "zeta", base.Zeta, "since", base.Since)
+	log.Info("alert baseline restored", "fn_hz", base.Fn, "zeta", base.Zeta, "since", base.Since)
 	return &base
 }
 
-func (c *camera) saveBaseline() {
+func (c *reporter) saveBaseline() {
 	b, err := json.Marshal(c.alerts.base)
 	if err == nil {
 		err = writeAtomic(c.baselinePath(), func(f *os.File) error { _, err := f.Write(b); return err })

@@ -347,7 +347,7 @@ func (cd *camDash) clean(s string) string {
 // recordWindow adds a finished window (its diagnostic d and, when an
 // estimate was made, r) to the camera's history and tells the open
 // dashboards.
-func (c *camera) recordWindow(d *wire.Diagnostic, r *estimator.Result, info *wire.EncoderInfo) {
+func (c *line) recordWindow(d *wire.Diagnostic, r *estimator.Result, info *wire.EncoderInfo) {
 	cd := c.dash
 	if cd == nil {
 		return
@@ -454,7 +454,7 @@ func decimate(z []float64, stride int) []sample {
 }
 
 // card is the camera's overview line now.
-func (c *camera) card() dashCard {
+func (c *line) card() dashCard {
 	st := c.status()
 	est, _ := c.rec.latest()
 	k := dashCard{Name: c.key(), State: st.State, Source: st.Source, Error: st.Error,
@@ -463,7 +463,7 @@ func (c *camera) card() dashCard {
 	if roi := c.cfg.ROI; !roi.IsZero() {
 		k.ROI = &[4]int{roi.X, roi.Y, roi.W, roi.H}
 	}
-	if c.feeds != nil {
+	if c.spec.sourceOnly {
 		for _, z := range c.cfg.Zones {
 			k.Zones = append(k.Zones, dashZone{Name: z.Name, ROI: [4]int{z.ROI.X, z.ROI.Y, z.ROI.W, z.ROI.H}})
 		}
@@ -489,11 +489,11 @@ func (c *camera) card() dashCard {
 }
 
 // frameSize is the side of the frames the estimator gets.
-func (c *camera) frameSize() int {
+func (c *line) frameSize() int {
 	if c.cfg.Size > 0 {
 		return c.cfg.Size
 	}
-	return c.preset.Size
+	return c.spec.preset.Size
 }
 
 // displayState ranks what an operator must see first: a raised alert,
@@ -514,7 +514,7 @@ func displayState(state wire.State, training, alerting, certified bool) string {
 }
 
 // dashCameraOf is the camera's full entry in a snapshot.
-func (c *camera) dashCameraOf() dashCamera {
+func (c *line) dashCameraOf() dashCamera {
 	out := dashCamera{dashCard: c.card(), History: []dashWindow{}, Recent: []dashWindow{}}
 	cd := c.dash
 	if cd == nil {
@@ -535,10 +535,10 @@ func (c *camera) dashCameraOf() dashCamera {
 }
 
 // camerasByName returns the running cameras sorted by name.
-func (d *Daemon) camerasByName() []*camera {
+func (d *Daemon) camerasByName() []*line {
 	d.mu.Lock()
-	cams := make([]*camera, 0, len(d.cameras))
-	for _, c := range d.cameras {
+	cams := make([]*line, 0, len(d.lines))
+	for _, c := range d.lines {
 		cams = append(cams, c)
 	}
 	d.mu.Unlock()

@@ -2,12 +2,14 @@ package daemon
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // batch is what the framing stage hands the learning stage: the next
@@ -24,25 +26,42 @@ type batch struct {
 // are only counted.
 const maxSkipped = 64
 
+// framer is a line's framing stage: it cuts the frames into windows (or
+// events) and offers them to the learning stage.
+type framer struct {
+	log    *slog.Logger
+	window config.Windows
+	fps    float64
+	mode   config.Mode
+	events config.Events
+	// cut is a zone's cut of its camera's whole gray frames (zoneCut);
+	// source is then the zone's state, whether its region fits.
+	cut         *stream.Preprocess
+	count       *counters
+	source      *sourceState
+	dash        *camDash
+	lastSkipLog time.Time
+}
+
 // offer queues a job; if the learner is still busy with an older one that
 // has not started, the older one is dropped and counted as skipped, so a
 // slow board coarsens its windows instead of falling behind.
-func (c *camera) offer(ctx context.Context, j job) {
+func (f *framer) offer(ctx context.Context, jobs chan batch, j job) {
 	b := batch{next: j}
 	for {
 		select {
-		case c.jobs <- b:
+		case jobs <- b:
 			return
 		case <-ctx.Done():
 			return
 		default:
 		}
 		select {
-		case old := <-c.jobs:
-			n := c.skipped.Add(1)
-			if now := time.Now(); now.Sub(c.lastSkipLog) > 30*time.Second {
-				c.lastSkipLog = now
-				c.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.next.start, "window_end", old.next.end, "skipped_total", n)
+		case old := <-jobs:
+			n := f.count.skipped.Add(1)
+			if now := time.Now(); now.Sub(f.lastSkipLog) > 30*time.Second {
+				f.lastSkipLog = now
+				f.log.Warn("windows skipped: estimation is behind the stream", "window_start", old.next.start, "window_end", old.next.end, "skipped_total", n)
 			}
 			carry := append(old.skipped, old.next.light())
 			b.skipped = append(carry, b.skipped...)[:min(len(carry)+len(b.skipped), maxSkipped)]
@@ -57,18 +76,18 @@ func (j job) light() job {
 	return job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
 }
 
-// frame cuts the source's frames into windows (or events) and offers them
-// to the learning stage; a source restart starts the windows again.
-func (c *camera) frame(ctx context.Context, in <-chan sourceItem) {
-	win := c.cfg.EffectiveWindow(c.all.Windows)
+// run cuts the frames of in into windows (or events) and offers them
+// to the learning stage on jobs; a source restart starts the windows
+// again.
+func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch) {
 	newSlicer := func() *window.Slicer {
-		s, _ := window.NewSlicer(window.SlicerOptions{Length: win.Length, Hop: win.Hop, MaxGap: win.MaxGap, FPS: c.cfg.FPS}) // checked by runSource
+		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: f.fps}) // checked before the source opened
 		return s
 	}
 	slicer := newSlicer()
 	var cutter *window.EventCutter
-	if c.cfg.Mode == config.ModeEvents {
-		ev := c.all.Events
+	if f.mode == config.ModeEvents {
+		ev := f.events
 		cutter = window.NewEventCutter(window.EventOptions{Threshold: ev.MotionThreshold, Quiet: ev.Quiet, MaxLength: ev.MaxLength, MinFrames: estimator.MinFrames})
 	}
 	var kept []*window.Event
@@ -77,38 +96,66 @@ func (c *camera) frame(ctx context.Context, in <-chan sourceItem) {
 			slicer = newSlicer()
 			continue
 		}
-		f := it.frame
-		if c.cut != nil {
+		fr := it.frame
+		if f.cut != nil {
 			var ok bool
-			if f, ok = c.cutZone(f); !ok {
+			if fr, ok = f.cutZone(fr); !ok {
 				continue
 			}
 		}
 		before := slicer.Dropped
-		w, brk := slicer.Push(f)
-		c.dropped.Add(int64(slicer.Dropped - before))
+		w, brk := slicer.Push(fr)
+		f.count.dropped.Add(int64(slicer.Dropped - before))
 		if brk != nil {
-			c.breaks.Add(1)
-			c.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
+			f.count.breaks.Add(1)
+			f.log.Info("stream break: windows restart", "seq", brk.Seq, "reason", brk.Reason)
 		}
 		if cutter != nil {
-			if e := cutter.Push(f, brk != nil); e != nil {
-				c.events.Add(1)
+			if e := cutter.Push(fr, brk != nil); e != nil {
+				f.count.events.Add(1)
 				kept = append(kept, e)
-				if len(kept) > max(c.all.Events.Keep, c.all.Events.MinEvents) {
+				if len(kept) > max(f.events.Keep, f.events.MinEvents) {
 					kept = kept[1:]
 				}
-				c.offer(ctx, eventJob([]*window.Event{e}, true))
-				if len(kept) >= c.all.Events.MinEvents {
-					c.offer(ctx, eventJob(kept, false))
+				f.offer(ctx, jobs, eventJob([]*window.Event{e}, true))
+				if len(kept) >= f.events.MinEvents {
+					f.offer(ctx, jobs, eventJob(kept, false))
 				}
 			}
 			continue
 		}
 		if w != nil {
-			c.offer(ctx, windowJob(w))
+			f.offer(ctx, jobs, windowJob(w))
 		}
 	}
+}
+
+// cutZone cuts the zone's frame from the camera's whole gray frame: its
+// region, resized as a camera with that region would read it. A frame
+// the region does not fit (the stream changed resolution) is counted as
+// dropped and the zone goes offline until one fits.
+func (f *framer) cutZone(fr stream.Frame) (stream.Frame, bool) {
+	f.count.frames.Add(1)
+	if fr.Gray == nil {
+		f.count.dropped.Add(1)
+		return stream.Frame{}, false
+	}
+	z, err := f.cut.ApplyGray(fr.Gray)
+	if err != nil {
+		f.count.dropped.Add(1)
+		if now := time.Now(); now.Sub(f.lastSkipLog) > 30*time.Second {
+			f.lastSkipLog = now
+			f.log.Warn("zone cannot be cut from the camera's frame", "width", fr.W, "height", fr.H, "err", err)
+		}
+		f.source.set(wire.StateOffline, err.Error())
+		return stream.Frame{}, false
+	}
+	z.Seq, z.Time, z.Wall = fr.Seq, fr.Time, fr.Wall
+	if st, _ := f.source.get(); st != wire.StateOnline {
+		f.source.set(wire.StateOnline, "")
+	}
+	f.dash.setFrame(z)
+	return z, true
 }
 
 func windowJob(w *window.Window) job {

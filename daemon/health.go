@@ -45,10 +45,10 @@ func (d *Daemon) readyz(w http.ResponseWriter, _ *http.Request) {
 	d.mu.Lock()
 	b := d.bus
 	configured := len(d.cfg.Cameras)
-	for _, c := range d.cameras {
+	for _, c := range d.lines {
 		r.Cameras = append(r.Cameras, CameraReadiness{Name: c.key()})
 	}
-	cams := d.cameras
+	cams := d.lines
 	d.mu.Unlock()
 	for i := range r.Cameras {
 		r.Cameras[i].State = cams[r.Cameras[i].Name].status().State

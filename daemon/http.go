@@ -242,7 +242,7 @@ func authorize(w http.ResponseWriter, r *http.Request, accepted ...string) bool 
 // cameraToken is the token a camera's own clients present (whip: its
 // source.token, for its publishers, its publish config and its latest
 // results); "" for the other kinds.
-func (c *camera) cameraToken() string {
+func (c *line) cameraToken() string {
 	if _, ok := c.whip(); !ok {
 		return ""
 	}
@@ -265,7 +265,7 @@ func (c *camera) cameraToken() string {
 // body — whether the camera exists or not, so that without a token no
 // camera name can be probed. With no token configured anywhere the API is
 // open and an unknown camera is plainly 404.
-func (d *Daemon) cameraRoute(w http.ResponseWriter, r *http.Request) *camera {
+func (d *Daemon) cameraRoute(w http.ResponseWriter, r *http.Request) *line {
 	c, ok := d.admit(r)
 	if !ok {
 		unauthorized(w, r)
@@ -279,7 +279,7 @@ func (d *Daemon) cameraRoute(w http.ResponseWriter, r *http.Request) *camera {
 
 // admit is cameraRoute's decision: the path's camera (nil if there is
 // none) and whether the request may learn about it.
-func (d *Daemon) admit(r *http.Request) (*camera, bool) {
+func (d *Daemon) admit(r *http.Request) (*line, bool) {
 	name := r.PathValue("camera")
 	digest, sent := sentToken(r)
 	d.mu.Lock()
@@ -289,14 +289,14 @@ func (d *Daemon) admit(r *http.Request) (*camera, bool) {
 		configured = configured || (cc.Source.Kind == config.KindWHIP && cc.Source.Token.IsSet())
 	}
 	admitted := tokenIs(digest, sent, global)
-	for key, cam := range d.cameras {
+	for key, cam := range d.lines {
 		tok := cam.cameraToken()
 		configured = configured || tok != ""
 		if tokenIs(digest, sent, tok) && key == name {
 			admitted = true
 		}
 	}
-	c := d.cameras[name]
+	c := d.lines[name]
 	d.mu.Unlock()
 	if !admitted && global == "" && c != nil && c.cameraToken() == "" {
 		admitted = true // open: no token guards this camera
@@ -312,10 +312,10 @@ func (d *Daemon) admit(r *http.Request) (*camera, bool) {
 
 // cameraOr404 returns the running camera named in the path. Only for
 // routes whose token was checked already (see cameraRoute).
-func (d *Daemon) cameraOr404(w http.ResponseWriter, r *http.Request) *camera {
+func (d *Daemon) cameraOr404(w http.ResponseWriter, r *http.Request) *line {
 	name := r.PathValue("camera")
 	d.mu.Lock()
-	c := d.cameras[name]
+	c := d.lines[name]
 	d.mu.Unlock()
 	if c == nil {
 		httpError(w, http.StatusNotFound, "no camera %q", name)

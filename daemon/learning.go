@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,11 +20,30 @@ import (
 	"github.com/physd/physd/wire"
 )
 
-// learn estimates each job and certifies it, and hands the outcome to the
-// reporting stage, with the windows skipped since the last job.
-func (c *camera) learn(ctx context.Context, out chan<- outcome) {
-	est := c.all.Estimator
-	th := thresholds(c.all.Certify)
+// learning is a line's learning stage: its learner, and each job's
+// window analysis and certificate.
+type learning struct {
+	log    *slog.Logger
+	preset estimator.Preset
+	th     window.Thresholds
+	est    config.Estimator
+	dir    string // where the encoder's checkpoint is kept
+	// roi and reference are the camera's region and still reference
+	// region, to measure its motion on (motionOf).
+	roi, reference config.ROI
+	gate           gate
+	motionCache    *motion.Cache
+	trackCache     *tracker.Cache
+	work           *stageWork
+	dash           *camDash
+	rec            *record // the encoder restored
+}
+
+// run estimates each job of in and certifies it, and hands the outcome to
+// the reporting stage on out, after the windows skipped before it.
+func (c *learning) run(ctx context.Context, in <-chan batch, out chan<- outcome) {
+	est := c.est
+	th := c.th
 	learner, err := estimator.NewLearner(estimator.LearnerOptions{Preset: c.preset, Steps: est.StepsPerWindow,
 		Budget: est.MaxWindowTime, Replay: est.Replay, Seed: uint64(est.Seed), Lazy: true,
 		Screen: func(r *estimator.Result) bool { return window.Screen(r, th, nil) }})
@@ -40,7 +60,7 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 	}
 	lastSave := time.Now()
 	defer c.save(learner)
-	for b := range c.jobs {
+	for b := range in {
 		if ctx.Err() != nil {
 			return
 		}
@@ -68,14 +88,14 @@ func (c *camera) learn(ctx context.Context, out chan<- outcome) {
 // lone event: a cold fit of its own), the certificate, the tracked
 // objects weighed — and charges each step's time; ok is false when the
 // camera was stopped meanwhile.
-func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
+func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
 	opt := analysis.Options{Preset: c.preset, Thresholds: th, Motion: c.motionOf(j), Log: c.log.With("window_start", j.start, "window_end", j.end),
 		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}}
 	if j.single {
 		// A lone event never certifies by itself (Thm. 4.5 needs three);
 		// it is fitted with a cold encoder of its own, without touching the
 		// camera's learner, for its diagnostic only.
-		opt.Seed, opt.Budget, opt.EncoderOnly = 1, c.all.Estimator.MaxWindowTime, true
+		opt.Seed, opt.Budget, opt.EncoderOnly = 1, c.est.MaxWindowTime, true
 	} else {
 		opt.Fit = func(ctx context.Context, clips []estimator.Clip, accept func(*estimator.Result) bool) (*estimator.Outcome, error) {
 			c.dash.setTraining(true)
@@ -117,14 +137,14 @@ func (c *camera) estimate(ctx context.Context, learner *estimator.Learner, th wi
 // motionOf is how the job's camera motion is measured: on the camera's
 // reference region when it has one, else from the frames themselves; a
 // window that cannot be measured is analysed without it (BestEffort).
-func (c *camera) motionOf(j job) analysis.Motion {
+func (c *learning) motionOf(j job) analysis.Motion {
 	m := analysis.Motion{BestEffort: true, Cache: c.motionCache}
-	ref := c.cfg.Reference
+	ref := c.reference
 	if ref.IsZero() || len(j.refs) != len(j.clips) || len(j.clips) == 0 {
 		return m
 	}
-	roiW, roiH := c.cfg.ROI.W, c.cfg.ROI.H
-	if c.cfg.ROI.IsZero() {
+	roiW, roiH := c.roi.W, c.roi.H
+	if c.roi.IsZero() {
 		roiW, roiH = j.srcW, j.srcH
 	}
 	m.Reference = &analysis.Reference{Name: fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), Patches: j.refs, W: j.refW, H: j.refH,
@@ -138,11 +158,11 @@ func thresholds(c config.Certify) window.Thresholds {
 		MaxRelSigmaFn: c.MaxRelSigmaFn, MaxRelSigmaZeta: c.MaxRelSigmaZeta, SigmaZetaFloor: c.SigmaZetaFloor}
 }
 
-func (c *camera) checkpointPath() string { return filepath.Join(c.dir, "encoder.ckpt") }
+func (c *learning) checkpointPath() string { return filepath.Join(c.dir, "encoder.ckpt") }
 
 // restore loads the encoder checkpoint; a corrupt one is set aside with a
 // warning and the camera starts clean.
-func (c *camera) restore(l *estimator.Learner) {
+func (c *learning) restore(l *estimator.Learner) {
 	if tmp := removeTemps(c.dir); len(tmp) > 0 {
 		c.log.Warn("removed unfinished state writes from before a crash", "dir", c.dir, "files", tmp)
 	}
@@ -168,7 +188,7 @@ func (c *camera) restore(l *estimator.Learner) {
 	}
 }
 
-func (c *camera) save(l *estimator.Learner) {
+func (c *learning) save(l *estimator.Learner) {
 	if !l.Ready() {
 		return
 	}

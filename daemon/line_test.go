@@ -26,9 +26,9 @@ func TestZoneLinesLikeCameraLines(t *testing.T) {
 	lines := []string{cfg.Cameras[0].Name, "zoned.left", "zoned.right"}
 	seen := map[any]string{}
 	for _, key := range lines {
-		l := d.cameras[key]
+		l := d.lines[key]
 		if l == nil {
-			t.Fatalf("no line %q among %d", key, len(d.cameras))
+			t.Fatalf("no line %q among %d", key, len(d.lines))
 		}
 		if l.gate == nil || l.gate != d.gate {
 			t.Errorf("%s: not the daemon's gate", key)

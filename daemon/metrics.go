@@ -96,8 +96,8 @@ func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 	d := c.d
 	d.mu.Lock()
-	cams := make([]*camera, 0, len(d.cameras))
-	for _, cam := range d.cameras {
+	cams := make([]*line, 0, len(d.lines))
+	for _, cam := range d.lines {
 		cams = append(cams, cam)
 	}
 	b := d.bus

@@ -80,10 +80,14 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	}
 	mem := &memPublisher{}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c := &camera{cfg: cc, all: cfg, src: src, log: log, bus: mem, preset: p, trainTime: noObserver{},
-		dir: t.TempDir(), rec: newRecord()}
-	c.alerts = newAlerter(cc.Name, cfg.Alerts, nil)
+	s := lineSpecOf(cfg, cc, p, src, t.TempDir(), nil)
+	s.log = log
+	l := newLine(s, shared{bus: mem, trainTime: noObserver{}}, nil)
+	c := newCamera(cc, src, log, nil, &l.count, &l.work, nil)
+	l.attachTo(c)
+	l.feed = c.attach(l.key())
 	ctx, cancel := context.WithCancel(context.Background())
+	l.start(ctx)
 	c.start(ctx)
 	deadline := time.Now().Add(60 * time.Second)
 	for len(mem.of(wire.KindEstimate)) < 3 && time.Now().Before(deadline) {
@@ -93,6 +97,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer stopCancel()
 	c.stop(stopCtx)
+	l.stop(stopCtx)
 
 	ests := mem.of(wire.KindEstimate)
 	if len(ests) < 3 {
@@ -137,9 +142,9 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	}
 	t.Logf("%d estimates (%d false certificates), %d windows estimated, %d skipped, %d status messages",
 		len(ests), false0, estimated, skipped, len(mem.of(wire.KindStatus)))
-	if estimated < len(ests) || skipped == 0 || int64(skipped) > c.skipped.Load() {
+	if estimated < len(ests) || skipped == 0 || int64(skipped) > l.count.skipped.Load() {
 		t.Errorf("diagnostics: %d estimated, %d skipped reported of %d skipped; want one per estimated window and the skipped ones reported",
-			estimated, skipped, c.skipped.Load())
+			estimated, skipped, l.count.skipped.Load())
 	}
 	if len(mem.of(wire.KindStatus)) == 0 {
 		t.Error("no status message at stop")

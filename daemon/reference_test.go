@@ -33,7 +33,7 @@ func TestCameraMotionReference(t *testing.T) {
 	// source pixels read at its own size: a source pixel is half a frame
 	// pixel.
 	cc := config.Camera{Name: "c", ROI: config.ROI{X: 100, Y: 100, W: 64, H: 64}, Reference: config.ROI{X: 0, Y: 0, W: pw, H: ph}}
-	c := &camera{cfg: cc, log: slog.New(slog.DiscardHandler)}
+	c := &learning{roi: cc.ROI, reference: cc.Reference, log: slog.New(slog.DiscardHandler)}
 	var clip estimator.Clip
 	clip.W, clip.H, clip.Dt = fw, fh, 0.05
 	var refs [][]float64

@@ -12,10 +12,30 @@ import (
 	"github.com/physd/physd/wire"
 )
 
-// report publishes each outcome — a diagnostic for every window, the
-// estimate and any alert for a certified one — until the learning stage
-// closes its output.
-func (c *camera) report(ctx context.Context, in <-chan outcome) {
+// reporter is a line's reporting stage: it publishes each outcome — a
+// diagnostic for every window, the estimate and any alert for a
+// certified one — and keeps the line's record and alert baseline.
+type reporter struct {
+	log          *slog.Logger
+	node, camera string
+	zone         string
+	dir          string // where the alert baseline is kept
+	bus          publisher
+	onEst        func(wire.Estimate)
+	trainTime    interface{ Observe(float64) }
+	alerts       *alerter
+	rec          *record
+	dash         *camDash
+	work         *stageWork
+	// window tells the line's dashboard of a finished window.
+	window func(*wire.Diagnostic, *estimator.Result, *wire.EncoderInfo)
+}
+
+// key names the line (line.key).
+func (c *reporter) key() string { return wire.Key(c.camera, c.zone) }
+
+// run publishes each outcome of in until the learning stage closes it.
+func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 	for o := range in {
 		j := o.job
 		t0 := time.Now()
@@ -40,8 +60,8 @@ func (c *camera) report(ctx context.Context, in <-chan outcome) {
 
 func ptr(v float64) *float64 { return &v }
 
-func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
-	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
+	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
 		Reasons: reasons, LoneEvent: j.single}
 	if info != nil {
@@ -63,7 +83,9 @@ func (c *camera) publishDiag(ctx context.Context, j job, verdict string, reasons
 		d.Certificate = &v[0]
 	}
 	c.rec.setDiag(&d)
-	c.recordWindow(&d, r, info)
+	if c.window != nil {
+		c.window(&d, r, info)
+	}
 	if err := c.bus.publish(ctx, &d); err != nil {
 		c.log.Warn("diagnostic not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
@@ -77,9 +99,9 @@ func finitePtr(v float64) *float64 {
 	return ptr(v)
 }
 
-func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
+func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
 	ph := r.Physics
-	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
+	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
@@ -114,51 +136,4 @@ func (c *camera) publishEstimate(ctx context.Context, j job, r *estimator.Result
 	}
 }
 
-// heartbeat publishes the camera's status periodically and once at exit.
-func (c *camera) heartbeat(ctx context.Context) {
-	period := c.all.NATS.Heartbeat
-	if period <= 0 {
-		period = 10 * time.Second
-	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			c.setState(wire.StateStopped, "")
-			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			c.publishStatus(pctx)
-			cancel()
-			return
-		case <-t.C:
-			c.publishStatus(ctx)
-		}
-	}
-}
-
-func (c *camera) status() wire.Status {
-	state, errText := c.source.get()
-	s := wire.Status{Schema: wire.SchemaStatus, Node: c.node, Camera: c.cfg.Name, Zone: c.zone, Time: time.Now().UTC(), State: state, Error: errText,
-		Source: c.sourceName(), Mode: string(c.cfg.Mode), Frames: c.frames.Load(), FramesDropped: c.dropped.Load(),
-		Breaks: c.breaks.Load(), WindowsSkipped: c.skipped.Load(), Events: c.events.Load(), Reconnects: c.reconnects.Load()}
-	// A zone is only as online as its camera's source.
-	if c.up != nil {
-		if upState, upErr := c.up.source.get(); upState != wire.StateOnline && upState != "" {
-			s.State, s.Error = upState, "the camera's source is "+string(upState)
-			if upErr != "" {
-				s.Error += ": " + upErr
-			}
-		}
-	}
-	c.rec.fill(&s)
-	return s
-}
-
-func (c *camera) publishStatus(ctx context.Context) {
-	s := c.status()
-	if err := c.bus.publish(ctx, &s); err != nil {
-		c.log.Debug("status not published", "err", err)
-	}
-}
-
-func (c *camera) baselinePath() string { return filepath.Join(c.dir, "baseline.json") }
+func (c *reporter) baselinePath() string { return filepath.Join(c.dir, "baseline.json") }

@@ -23,13 +23,12 @@ import (
 func TestReportKeepsNoResult(t *testing.T) {
 	cfg := testConfig()
 	cc := cfg.Cameras[0]
-	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), bus: &memPublisher{}, trainTime: noObserver{},
-		rec: newRecord()}
-	c.alerts = newAlerter(cc.Name, cfg.Alerts, nil)
+	c := &reporter{camera: cc.Name, log: slog.New(slog.DiscardHandler), bus: &memPublisher{}, trainTime: noObserver{},
+		rec: newRecord(), work: &stageWork{}, alerts: newAlerter(cc.Name, cfg.Alerts, nil)}
 	in := make(chan outcome)
 	done := make(chan struct{})
 	go func() {
-		c.report(context.Background(), in)
+		c.run(context.Background(), in)
 		close(done)
 	}()
 	defer func() {
@@ -82,20 +81,22 @@ func TestLearnKeepsNoResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &camera{cfg: cc, all: cfg, log: slog.New(slog.DiscardHandler), preset: p, dir: t.TempDir(), rec: newRecord(), jobs: make(chan batch, 1)}
+	c := &learning{log: slog.New(slog.DiscardHandler), preset: p, th: thresholds(cfg.Certify), est: cfg.Estimator, dir: t.TempDir(),
+		roi: cc.ROI, reference: cc.Reference, work: &stageWork{}, rec: newRecord()}
+	jobs := make(chan batch, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	out := make(chan outcome)
 	done := make(chan struct{})
 	go func() {
-		c.learn(ctx, out)
+		c.run(ctx, jobs, out)
 		close(done)
 	}()
 	defer func() {
 		cancel()
-		close(c.jobs)
+		close(jobs)
 		<-done
 	}()
-	c.jobs <- batch{next: swingJob()}
+	jobs <- batch{next: swingJob()}
 	res, err := takeOutcome(t, out)
 	if err != nil {
 		t.Fatalf("window not estimated: %v", err)

@@ -12,14 +12,14 @@ import (
 )
 
 // whip returns the camera's WHIP source, if it is a whip camera.
-func (c *camera) whip() (*stream.WHIPSource, bool) {
+func (c *line) whip() (*stream.WHIPSource, bool) {
 	s, ok := c.src.(*stream.WHIPSource)
 	return s, ok
 }
 
 // whipOr404 returns the camera's WHIP source, or writes 404 saying the
 // camera takes no publishers.
-func (c *camera) whipOr404(w http.ResponseWriter) *stream.WHIPSource {
+func (c *line) whipOr404(w http.ResponseWriter) *stream.WHIPSource {
 	src, ok := c.whip()
 	if !ok {
 		httpError(w, http.StatusNotFound, "camera %q does not take WHIP publishers (its source is %s)", c.cfg.Name, c.cfg.Source.Kind)
@@ -31,7 +31,7 @@ func (c *camera) whipOr404(w http.ResponseWriter) *stream.WHIPSource {
 // cameraRoute: the camera's source.token or http.token; without either
 // an unknown camera answers as a known one does, 401); it writes the
 // error response and returns nil when the request must stop.
-func (d *Daemon) whipCamera(w http.ResponseWriter, r *http.Request) (*camera, *stream.WHIPSource) {
+func (d *Daemon) whipCamera(w http.ResponseWriter, r *http.Request) (*line, *stream.WHIPSource) {
 	c, ok := d.admit(r)
 	if !ok {
 		d.log.Warn("whip request refused: bad token", "camera", r.PathValue("camera"), "remote", r.RemoteAddr, "method", r.Method)
@@ -78,7 +78,7 @@ func readBody(w http.ResponseWriter, r *http.Request, want string) ([]byte, bool
 }
 
 // whipError maps a WHIP source's error to a status and a message.
-func whipError(w http.ResponseWriter, c *camera, err error) {
+func whipError(w http.ResponseWriter, c *line, err error) {
 	switch {
 	case errors.Is(err, stream.ErrBadOffer):
 		httpError(w, http.StatusBadRequest, "%v", err)

@@ -53,7 +53,7 @@ func FuzzWHIPRequest(f *testing.F) {
 	cam := whipCamera("phone", "tok", false)
 	cfg.Cameras = []config.Camera{cam}
 	log := slog.New(slog.DiscardHandler)
-	d := &Daemon{cfg: cfg, log: log, cameras: map[string]*camera{"phone": {cfg: cam, src: src, log: log}}}
+	d := &Daemon{cfg: cfg, log: log, lines: map[string]*line{"phone": {cfg: cam, src: src, log: log}}}
 	d.metrics = newMetrics(d)
 	h := d.routes()
 	methods := []string{http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodGet, "BREW"}

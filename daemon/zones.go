@@ -4,64 +4,25 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/stream"
 	"github.com/physd/physd/wire"
 )
 
 // A camera with zones decodes its stream once, as whole gray frames
 // (stream.Preprocess.Gray), and its source stage hands every frame to
 // each zone's line — framing, learning, reporting, as a camera without
-// zones has them — which cuts its own region from it (cutZone). Each
+// zones has them — which cuts its own region from it (framer.cutZone). Each
 // zone has its own encoder, checkpoint, baseline and alerts, under the
-// name "<camera>.<zone>" (camera.key).
+// name "<camera>.<zone>" (line.key).
 
-// sourceName is the source's name for the status message; a zone reports
-// its camera's source.
-func (c *camera) sourceName() string {
-	if c.src == nil {
-		return ""
-	}
-	return c.src.Name()
-}
-
-// cutZone cuts the zone's frame from the camera's whole gray frame: its
-// region, resized as a camera with that region would read it. A frame
-// the region does not fit (the stream changed resolution) is counted as
-// dropped and the zone goes offline until one fits.
-func (c *camera) cutZone(f stream.Frame) (stream.Frame, bool) {
-	c.frames.Add(1)
-	if f.Gray == nil {
-		c.dropped.Add(1)
-		return stream.Frame{}, false
-	}
-	z, err := c.cut.ApplyGray(f.Gray)
-	if err != nil {
-		c.dropped.Add(1)
-		if now := time.Now(); now.Sub(c.lastSkipLog) > 30*time.Second {
-			c.lastSkipLog = now
-			c.log.Warn("zone cannot be cut from the camera's frame", "width", f.W, "height", f.H, "err", err)
-		}
-		c.setState(wire.StateOffline, err.Error())
-		return stream.Frame{}, false
-	}
-	z.Seq, z.Time, z.Wall = f.Seq, f.Time, f.Wall
-	if st, _ := c.source.get(); st != wire.StateOnline {
-		c.setState(wire.StateOnline, "")
-	}
-	c.dash.setFrame(z)
-	return z, true
-}
-
-// startZones starts the lines of every zone of the camera c (which runs
-// the source), each under its own context so that a reload can restart
-// one zone alone (restartZones).
-func (d *Daemon) startZones(cfg *config.Config, c *camera) {
-	for _, z := range c.cfg.Zones {
-		if err := d.startZone(cfg, c, z); err != nil {
-			d.log.Error("zone not started", "camera", c.cfg.Name, "zone", z.Name, "err", err)
+// startZones starts the lines of every zone of the camera cc (whose
+// runner c decodes the source), each under its own context so that a
+// reload can restart one zone alone.
+func (d *Daemon) startZones(cfg *config.Config, cc config.Camera, c *camera) {
+	for _, z := range cc.Zones {
+		if err := d.startZone(cfg, cc, c, z); err != nil {
+			d.log.Error("zone not started", "camera", cc.Name, "zone", z.Name, "err", err)
 		}
 	}
 }
@@ -70,8 +31,8 @@ func (d *Daemon) startZones(cfg *config.Config, c *camera) {
 // line runs under the zone's ZoneConfig of cfg: its estimator, certify and
 // alerts overrides reach its learner, certificate and alerter, while the
 // sections a zone cannot override (windows, events, NATS) are cfg's.
-func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
-	zc := c.cfg.ZoneCamera(z)
+func (d *Daemon) startZone(cfg *config.Config, cc config.Camera, c *camera, z config.Zone) error {
+	zc := cc.ZoneCamera(z)
 	zcfg := cfg.ZoneConfig(z)
 	p, err := cameraPreset(zcfg)
 	if err != nil {
@@ -81,13 +42,12 @@ func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 	if err := pre.Validate(); err != nil {
 		return fmt.Errorf("zone %s: %w", z.Name, err)
 	}
-	key := c.cfg.Name + "." + z.Name
-	l := d.newLine(lineSpec{cam: zc, cfg: zcfg, src: c.src, log: d.log.With("camera", c.cfg.Name, "zone", z.Name), preset: p,
-		dir: zoneDir(d.opt.StateDir, c.cfg.Name, z.Name), thumb: c.dash.thumbnailer(), zone: z.Name})
-	l.cut, l.up = &pre, c
-	l.feed = c.attach(z.Name)
+	s := lineSpecOf(zcfg, zc, p, c.src, zoneDir(d.opt.StateDir, cc.Name, z.Name), newCamDash(d.dash, c.dash.thumbnailer(), zcfg))
+	s.zone, s.cut, s.log = z.Name, &pre, d.log.With("camera", cc.Name, "zone", z.Name)
+	l := newLine(s, d.shared(wire.Key(cc.Name, z.Name)), c)
+	l.feed = c.attach(l.key())
 	d.mu.Lock()
-	d.cameras[key] = l
+	d.lines[l.key()] = l
 	ctx := d.ctx
 	d.mu.Unlock()
 	l.start(ctx)
@@ -97,12 +57,12 @@ func (d *Daemon) startZone(cfg *config.Config, c *camera, z config.Zone) error {
 
 // stopZone detaches one zone's line from its camera and waits for it.
 func (d *Daemon) stopZone(ctx context.Context, c *camera, zone string) {
-	key := c.cfg.Name + "." + zone
+	key := wire.Key(c.name, zone)
 	d.mu.Lock()
-	l := d.cameras[key]
-	delete(d.cameras, key)
+	l := d.lines[key]
+	delete(d.lines, key)
 	d.mu.Unlock()
-	c.detach(zone)
+	c.detach(key)
 	if l != nil {
 		l.stop(ctx)
 	}

@@ -24,11 +24,11 @@ func TestZoneReloadRestartsOnlyThatZone(t *testing.T) {
 	}
 	cfg.Cameras = []config.Camera{cam}
 	r := start(t, cfg, t.TempDir())
-	lines := func() map[string]*camera {
+	lines := func() map[string]*line {
 		r.d.mu.Lock()
 		defer r.d.mu.Unlock()
-		out := map[string]*camera{}
-		for k, c := range r.d.cameras {
+		out := map[string]*line{}
+		for k, c := range r.d.lines {
 			out[k] = c
 		}
 		return out
@@ -54,7 +54,7 @@ func TestZoneReloadRestartsOnlyThatZone(t *testing.T) {
 	if after["syn.b"] == nil || after["syn.b"] == before["syn.b"] || after["syn.c"] == nil {
 		t.Fatalf("zone b not restarted or zone c not started: %v", after)
 	}
-	if got := after["syn.b"].cut.ROI; got.Y != 16 {
+	if got := after["syn.b"].spec.cut.ROI; got.Y != 16 {
 		t.Errorf("zone b cuts %+v after the reload", got)
 	}
 	waitFor(t, 20*time.Second, "frames in the restarted and the added zone", func() bool { return frames("syn.b") > 5 && frames("syn.c") > 5 })
@@ -102,10 +102,10 @@ func TestZoneReloadOverrides(t *testing.T) {
 	}
 	cfg.Cameras = []config.Camera{cam}
 	r := start(t, cfg, t.TempDir())
-	line := func(key string) *camera {
+	line := func(key string) *line {
 		r.d.mu.Lock()
 		defer r.d.mu.Unlock()
-		return r.d.cameras[key]
+		return r.d.lines[key]
 	}
 	frames := func(key string) int64 { return r.d.Statuses()[key].Frames }
 	waitFor(t, 20*time.Second, "frames in both zones", func() bool { return frames("syn.a") > 2 && frames("syn.b") > 2 })
@@ -115,25 +115,25 @@ func TestZoneReloadOverrides(t *testing.T) {
 	wantCertify.MaxRevisit = 3
 	wantAlerts := cfg.Alerts
 	wantAlerts.FnDrift = 0.02
-	if a.all.Certify != wantCertify || a.all.Alerts != wantAlerts || a.alerts.cfg != wantAlerts {
+	if a.spec.thresholds != thresholds(wantCertify) || a.spec.alerts != wantAlerts || a.reporter().alerts.cfg != wantAlerts {
 		t.Errorf("zone a runs with certify %+v, alerts %+v (alerter %+v), want %+v and %+v",
-			a.all.Certify, a.all.Alerts, a.alerts.cfg, wantCertify, wantAlerts)
+			a.spec.thresholds, a.spec.alerts, a.reporter().alerts.cfg, wantCertify, wantAlerts)
 	}
-	if a.all.Estimator.Tau != 0.5 || a.preset.Loss.Tau != 0.5 || a.preset.Loss.Lambda != cfg.Estimator.Lambda {
+	if a.spec.learn.Tau != 0.5 || a.spec.preset.Loss.Tau != 0.5 || a.spec.preset.Loss.Lambda != cfg.Estimator.Lambda {
 		t.Errorf("zone a: estimator τ %v, preset τ %v λ %v, want τ 0.5 and the global λ",
-			a.all.Estimator.Tau, a.preset.Loss.Tau, a.preset.Loss.Lambda)
+			a.spec.learn.Tau, a.spec.preset.Loss.Tau, a.spec.preset.Loss.Lambda)
 	}
 	// The sections a zone cannot override are the global ones.
-	if a.all.Windows != cfg.Windows || a.all.Events != cfg.Events || a.all.NATS.Heartbeat != cfg.NATS.Heartbeat {
+	if a.spec.window != cam.EffectiveWindow(cfg.Windows) || a.spec.events != cfg.Events || a.spec.heartbeat != cfg.NATS.Heartbeat {
 		t.Errorf("zone a's windows, events or NATS differ from the global ones")
 	}
-	if b.all.Certify != cfg.Certify || b.all.Alerts != cfg.Alerts || b.alerts.cfg != cfg.Alerts ||
-		b.all.Estimator != cfg.Estimator || b.preset.Loss.Tau != cfg.Estimator.Tau {
+	if b.spec.thresholds != thresholds(cfg.Certify) || b.spec.alerts != cfg.Alerts ||
+		b.spec.learn != cfg.Estimator || b.spec.preset.Loss.Tau != cfg.Estimator.Tau {
 		t.Errorf("zone b runs with certify %+v, alerts %+v, estimator %+v, preset τ %v; want the global ones",
-			b.all.Certify, b.alerts.cfg, b.all.Estimator, b.preset.Loss.Tau)
+			b.spec.thresholds, b.spec.alerts, b.spec.learn, b.spec.preset.Loss.Tau)
 	}
-	if src.preset.Loss.Tau != cfg.Estimator.Tau {
-		t.Errorf("the camera's preset τ is %v, want the global %v", src.preset.Loss.Tau, cfg.Estimator.Tau)
+	if src.spec.preset.Loss.Tau != cfg.Estimator.Tau {
+		t.Errorf("the camera's preset τ is %v, want the global %v", src.spec.preset.Loss.Tau, cfg.Estimator.Tau)
 	}
 
 	next := testConfig()
@@ -149,9 +149,9 @@ func TestZoneReloadOverrides(t *testing.T) {
 	if a2 == nil || a2 == a {
 		t.Fatalf("zone a not restarted")
 	}
-	if a2.all.Certify.MaxRevisit != 2.5 || a2.alerts.cfg.FnDrift != 0.02 || a2.preset.Loss.Tau != 0.5 {
+	if a2.spec.thresholds.MaxRevisit != 2.5 || a2.spec.alerts.FnDrift != 0.02 || a2.spec.preset.Loss.Tau != 0.5 {
 		t.Errorf("zone a after the reload: certify %+v, alerts %+v, preset τ %v",
-			a2.all.Certify, a2.alerts.cfg, a2.preset.Loss.Tau)
+			a2.spec.thresholds, a2.spec.alerts, a2.spec.preset.Loss.Tau)
 	}
 	waitFor(t, 20*time.Second, "frames in the restarted zone", func() bool { return frames("syn.a") > 2 })
 }
