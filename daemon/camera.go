@@ -48,7 +48,9 @@ func (c *camera) start(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	c.done = make(chan struct{})
-	frames := make(chan sourceItem, frameQueue)
+	// The lines' feeds absorb the jitter (frameQueue each); this queue
+	// only hands frames to the fan-out.
+	frames := make(chan sourceItem, 1)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); defer close(frames); c.run(ctx, frames) }()
