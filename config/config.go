@@ -159,6 +159,10 @@ type HTTP struct {
 	// RateBurst is how many requests a client may make at once (the
 	// bucket's size): at least 1 while RateLimit is above 0.
 	RateBurst int `yaml:"rate_burst"`
+	// Pprof serves the Go runtime's profiles (net/http/pprof) under
+	// /debug/pprof/, to operators (http.token) like /metrics: where a
+	// long-running board's memory and CPU go. Off by default.
+	Pprof bool `yaml:"pprof"`
 }
 
 // WebRTC restricts ICE, for whip and whep cameras.

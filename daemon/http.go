@@ -112,6 +112,12 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("GET /healthz", d.healthz)
 	mux.HandleFunc("GET /readyz", d.operator(d.readyz))
 	mux.Handle("GET /metrics", d.operator(d.metrics.handler().ServeHTTP))
+	d.mu.Lock()
+	prof := d.cfg.HTTP.Pprof
+	d.mu.Unlock()
+	if prof {
+		d.pprofRoutes(mux)
+	}
 	d.webRoutes(mux)
 	return mux
 }

@@ -6,7 +6,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -35,15 +38,15 @@ type sample struct {
 	estimates  int64   // received on NATS
 	// Where the resident set goes, from the Go runtime's own figures:
 	// heap in use, heap held but idle (not yet returned to the kernel),
-	// and everything the runtime got from the kernel (sys). The rest of
-	// the resident set, rss − sys, is C's: OpenCV, FFmpeg and the libc
-	// allocator's arenas.
-	heapInuse, heapHeld, goSys float64
+	// and what the runtime holds from the kernel (sys less what it
+	// released). The rest of the resident set, rss − goHeld, is the
+	// binary's and its C libraries' (OpenCV, FFmpeg, libc's arenas).
+	heapInuse, heapHeld, goHeld float64
 }
 
 func config(httpPort, natsPort int) string {
 	return fmt.Sprintf(`log: {level: warn, format: json}
-http: {listen: "127.0.0.1:%d"}
+http: {listen: "127.0.0.1:%d", pprof: true}
 nats: {embedded: {listen: "127.0.0.1:%d"}}
 cameras:
   - {name: cam1, source: {kind: synthetic, synthetic: {seed: 1}}}
@@ -107,6 +110,17 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Heap profiles at the end of the warm-up and at the end: what grew
+	// between them, by allocation site (printed by report).
+	heapAt := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := fetchHeap(ctx, fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/heap", httpPort), path); err != nil {
+			t.Errorf("heap profile %s: %v", name, err)
+			return ""
+		}
+		return path
+	}
+	var warmHeap string
 	var samples []sample
 	begin := time.Now()
 	tick := time.NewTicker(*flagEvery)
@@ -131,17 +145,24 @@ func TestSoak(t *testing.T) {
 		s := sample{at: time.Since(begin), rss: float64(rss), goroutines: m.Sum("go_goroutines"),
 			windows: m.Sum("physd_windows_total"), estimates: received.Load(),
 			heapInuse: m.Sum("go_memstats_heap_inuse_bytes"), heapHeld: m.Sum("go_memstats_heap_idle_bytes") - m.Sum("go_memstats_heap_released_bytes"),
-			goSys: m.Sum("go_memstats_sys_bytes")}
+			goHeld: m.Sum("go_memstats_sys_bytes") - m.Sum("go_memstats_heap_released_bytes")}
 		samples = append(samples, s)
+		if warmHeap == "" && s.at >= warm {
+			warmHeap = heapAt("heap-warm.pb.gz")
+		}
 		if len(samples)%30 == 0 {
-			t.Logf("%v: RSS %.1f MiB (Go heap %.1f in use, %.1f idle held; C %.1f), %v goroutines, %v windows, %d estimates", s.at.Round(time.Second), s.rss/(1<<20),
-				s.heapInuse/(1<<20), s.heapHeld/(1<<20), (s.rss-s.goSys)/(1<<20), s.goroutines, s.windows, s.estimates)
+			t.Logf("%v: RSS %.1f MiB (Go heap %.1f in use, %.1f idle held; binary and C %.1f), %v goroutines, %v windows, %d estimates", s.at.Round(time.Second), s.rss/(1<<20),
+				s.heapInuse/(1<<20), s.heapHeld/(1<<20), (s.rss-s.goHeld)/(1<<20), s.goroutines, s.windows, s.estimates)
 		}
 	}
+	endHeap := heapAt("heap-end.pb.gz")
 	if err := p.Stop(30 * time.Second); err != nil {
 		t.Error(err)
 	}
 	report(t, samples, warm, bad.Load())
+	if warmHeap != "" && endHeap != "" {
+		growth(ctx, t, bin, warmHeap, endHeap)
+	}
 }
 
 // report prints the figures and checks flatness and progress.
@@ -178,7 +199,8 @@ func report(t *testing.T, samples []sample, warm time.Duration, bad int64) {
 	}{
 		{"  Go heap in use", func(s sample) float64 { return s.heapInuse }},
 		{"  Go heap idle, held", func(s sample) float64 { return s.heapHeld }},
-		{"  C (RSS − Go sys)", func(s sample) float64 { return s.rss - s.goSys }},
+		{"  Go runtime, other", func(s sample) float64 { return s.goHeld - s.heapInuse - s.heapHeld }},
+		{"  binary and C", func(s sample) float64 { return s.rss - s.goHeld }},
 	} {
 		a, b := med(first, part.f), med(last, part.f)
 		fmt.Printf("%-21s %7.1f MiB → %7.1f MiB  (%+.1f MiB)\n", part.name, a/(1<<20), b/(1<<20), (b-a)/(1<<20))
@@ -199,4 +221,37 @@ func report(t *testing.T, samples []sample, warm time.Duration, bad int64) {
 	if estRate <= 0 || bad > 0 {
 		t.Errorf("estimates after warm-up: %.2f/s, %d undecodable", estRate, bad)
 	}
+}
+
+// fetchHeap saves physd's heap profile (http.pprof) to path.
+func fetchHeap(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// growth prints where the live heap grew between two profiles: the
+// allocation sites whose in-use bytes changed most (go tool pprof).
+func growth(ctx context.Context, t *testing.T, bin, base, end string) {
+	out, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount=12", "-sample_index=inuse_space",
+		"-diff_base="+base, bin, end).CombinedOutput()
+	if err != nil {
+		t.Errorf("go tool pprof: %v\n%s", err, out)
+		return
+	}
+	fmt.Printf("\nlive heap, end of the soak against the end of the warm-up (go tool pprof -diff_base):\n%s", out)
 }
