@@ -31,9 +31,6 @@ type reporter struct {
 	window func(*wire.Diagnostic, *estimator.Result, *wire.EncoderInfo)
 }
 
-// key names the line (line.key).
-func (c *reporter) key() string { return wire.Key(c.camera, c.zone) }
-
 // run publishes each outcome of in until the learning stage closes it.
 func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 	for o := range in {
