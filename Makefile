@@ -188,8 +188,11 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/physd $(DESTDIR)$(UNITDIR)/physd.service
 	@echo "left /etc/physd and /var/lib/physd in place (remove by hand to purge)"
 
+# BENCH_ARGS selects or tunes rows (go run ./cmd/bench -h), e.g.
+# BENCH_ARGS='-real-only -real-scenes certifiable -real-cams 1'.
+BENCH_ARGS ?=
 bench: build
-	$(GO) run ./cmd/bench -physd $(BIN) -realvid $(REALVID)
+	$(GO) run ./cmd/bench -physd $(BIN) -realvid $(REALVID) $(BENCH_ARGS)
 	$(GO) test -run '^$$' -bench . -benchtime 3x -count 3 ./estimator/ ./window/
 
 # paper also draws each cell's first seed into $(PAPER_PLOTS) ($(PLOT_FORMAT)).

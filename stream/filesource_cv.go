@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"time"
 )
 
@@ -27,6 +28,13 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// libavformat and libavcodec allocate with malloc, which serves each
+	// OS thread from an arena of its own; unpinned, a camera's decoder
+	// ran on whichever thread the goroutine had, and the file reopened
+	// at every loop spread its buffers over several arenas, whose freed
+	// memory stays resident.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	opened := time.Now()
 	seq := 0
 	var offset time.Duration // Time of the first frame of this pass
@@ -44,10 +52,14 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 			if s.opt.FPS > 0 {
 				t = IndexTime(d.seq, s.opt.FPS)
 			}
+			t0 := time.Now()
 			f, err := pic.apply(s.opt.Preprocess)
 			if err != nil {
 				return fmt.Errorf("frame %d: %w", seq, err)
 			}
+			// For the daemon's per-stage accounting, as the live
+			// sources measure them.
+			f.Decode, f.Preprocess = d.lastReadTook, time.Since(t0)
 			f.Seq, f.Time = seq, offset+t
 			f.Wall = opened.Add(f.Time)
 			if s.opt.Realtime {

@@ -132,9 +132,11 @@ func (w *windowCounter) measure(pid int, dur time.Duration) (cpu, wall time.Dura
 	return cpu1 - cpu0, time.Since(t0), nil
 }
 
-// subscribe starts counting physd.*.diag and physd.*.estimate on nc.
+// subscribe starts counting the diagnostics and estimates on nc: a
+// camera's (physd.<camera>.diag, .estimate) and a zone's
+// (physd.<camera>.<zone>.diag, .estimate).
 func (w *windowCounter) subscribe(nc *nats.Conn) error {
-	if _, err := nc.Subscribe("physd.*.diag", func(m *nats.Msg) {
+	diag := func(m *nats.Msg) {
 		if !w.counting.Load() {
 			return
 		}
@@ -147,10 +149,8 @@ func (w *windowCounter) subscribe(nc *nats.Conn) error {
 				w.certified.Add(1)
 			}
 		}
-	}); err != nil {
-		return err
 	}
-	_, err := nc.Subscribe("physd.*.estimate", func(m *nats.Msg) {
+	estimate := func(m *nats.Msg) {
 		if !w.counting.Load() {
 			return
 		}
@@ -164,8 +164,19 @@ func (w *windowCounter) subscribe(nc *nats.Conn) error {
 			w.g1, w.g0 = append(w.g1, e.Gamma1), append(w.g0, e.Gamma0)
 			w.mu.Unlock()
 		}
-	})
-	return err
+	}
+	for _, s := range []struct {
+		subject string
+		h       nats.MsgHandler
+	}{
+		{"physd.*.diag", diag}, {"physd.*.*.diag", diag},
+		{"physd.*.estimate", estimate}, {"physd.*.*.estimate", estimate},
+	} {
+		if _, err := nc.Subscribe(s.subject, s.h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // procHWM is a running process's peak resident set in MiB.

@@ -2,8 +2,11 @@
 // the wall time from a cold process start to a certified estimate of the
 // underdamped pendulum (1.5π s, (50°, 0), 20 fps) with its errors and peak
 // RSS, and the time of one training step of the paper preset on the same
-// window. Figures are medians over repeated runs; compare them as ratios
-// measured in the same run, since the machines are shared.
+// window, and the daemon's CPU and memory on real-camera streams (RTSP
+// and file cameras, one camera with zones against several cameras),
+// each row beside the CPU of decoding the same stream alone and its
+// ratio to it. Figures are medians over repeated runs; compare them as
+// ratios measured in the same run, since the machines are shared.
 package main
 
 import (
@@ -41,7 +44,10 @@ func main() {
 	var ro realOptions
 	flag.StringVar(&ro.old, "real-old", "", "with -real: also measure this older physd binary, each run right before the new one's (same conditions, interleaved)")
 	flag.StringVar(&ro.cams, "real-cams", "1,2,4", "with -real: the camera counts, comma-separated")
-	flag.StringVar(&ro.scenes, "real-scenes", "certifiable,uncertifiable", "with -real: the scenes, comma-separated")
+	flag.StringVar(&ro.scenes, "real-scenes", "certifiable,uncertifiable", "with -real: the scenes, comma-separated (none: \"\")")
+	flag.StringVar(&ro.sources, "real-sources", "rtsp,file", "with -real: how the cameras read the clip, comma-separated: rtsp (a loopback RTSP server), file (file cameras, realtime, loop)")
+	flag.BoolVar(&ro.fromStart, "real-file-from-start", false, "with -real: file cameras replay the clip from its start, not from the key frame RTSP readers start at")
+	flag.IntVar(&ro.zones, "real-zones", 1, "with -real: runs of one camera with two zones against two cameras with one ROI each, the same regions (0: skip)")
 	flag.IntVar(&ro.repeat, "real-repeat", 3, "with -real: runs of each one-camera configuration, whose line is then their median (more cameras run once)")
 	flag.StringVar(&ro.profile, "real-cpuprofile", "", "with -real: write each daemon run's CPU and heap profiles into this directory (physd run --cpuprofile, --memprofile)")
 	var po profileOptions

@@ -27,6 +27,7 @@ type realScene struct {
 	key  string // what -real-scenes calls it
 	name string
 	roi  string // a camera's roi in the config (YAML), the clip's pixels
+	rect string // roi as x,y,w,h
 }
 
 // realScenes are the regions of the springWars cart (640×480, 30 fps)
@@ -35,8 +36,8 @@ type realScene struct {
 // window is refused, the learner's worst case).
 func realScenes() []realScene {
 	return []realScene{
-		{"certifiable", "certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}"},
-		{"uncertifiable", "uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}"},
+		{"certifiable", "certifiable (the cart's track, ROI 0,330,640,60)", "{x: 0, y: 330, w: 640, h: 60}", "0,330,640,60"},
+		{"uncertifiable", "uncertifiable (the wall above it, ROI 0,40,640,60)", "{x: 0, y: 40, w: 640, h: 60}", "0,40,640,60"},
 	}
 }
 
@@ -45,7 +46,12 @@ type realOptions struct {
 	old     string // an older physd to measure before each new run ("": none)
 	cams    string // camera counts, comma-separated
 	scenes  string // scene names (realScene.key), comma-separated
-	profile string // a directory for each run's CPU and heap profiles ("": none)
+	sources string // how the cameras read the clip (realSource.key), comma-separated
+	zones   int    // runs of one camera with two zones against two cameras (0: none)
+	// fromStart has file cameras replay the clip from its start instead
+	// of from the key frame RTSP readers start at (rotateClip).
+	fromStart bool
+	profile   string // a directory for each run's CPU and heap profiles ("": none)
 	// repeat is how many runs each one-camera configuration gets: the
 	// per-camera bound is read off them, near this host's run-to-run
 	// noise, so their line is a median. More cameras run once.
@@ -81,10 +87,37 @@ func (r *realRun) gammas() string {
 		median(r.g1), slices.Min(r.g1), slices.Max(r.g1), median(r.g0), slices.Min(r.g0), slices.Max(r.g0))
 }
 
-// benchRealCameras measures the daemon on real-camera-sized RTSP streams:
-// a dev-set clip (640×480, 30 fps H.264) published in a loop to a
-// loopback RTSP server, read by 1, 2 and 4 cameras with 6 s windows and a
-// 1 s hop, certifiable and uncertifiable regions.
+// realSource is how a real camera reads the clip: from the loopback RTSP
+// server, or from the file itself (a file camera replaying it in real
+// time, in a loop).
+type realSource struct {
+	key  string // what -real-sources calls it
+	name string
+}
+
+// realSources are the ways a camera reads the clip, in the order their
+// runs interleave.
+var realSources = []realSource{
+	{"rtsp", "RTSP"},
+	{"file", "file camera (realtime, loop)"},
+}
+
+// realStream is the clip as one source kind serves it: the YAML of a
+// camera's source, and its decode-alone reference (decodeAlone).
+type realStream struct {
+	realSource
+	yaml string  // a camera's source: section (YAML flow)
+	path string  // the clip a file camera replays
+	ref  float64 // decode-alone CPU, % of one core
+}
+
+// benchRealCameras measures the daemon on real-camera-sized streams: a
+// dev-set clip (640×480, 30 fps H.264) published in a loop to a loopback
+// RTSP server, or replayed by file cameras, read by 1, 2 and 4 cameras
+// with 6 s windows and a 1 s hop, certifiable and uncertifiable regions.
+// Every row carries the CPU of decoding the same stream alone (ffmpeg,
+// one thread, real time), measured in the same call, and the row's ratio
+// to it: absolute figures move with the host, the ratio much less.
 func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, dur time.Duration, ro realOptions) error {
 	var counts []int
 	for _, f := range strings.Split(ro.cams, ",") {
@@ -98,7 +131,18 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 	for _, f := range strings.Split(ro.scenes, ",") {
 		want[strings.TrimSpace(f)] = true
 	}
-	clip := filepath.Join(realvid, "springWars.mp4")
+	wantSrc := map[string]bool{}
+	for _, f := range strings.Split(ro.sources, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.ContainsFunc(realSources, func(s realSource) bool { return s.key == f }) {
+			return fmt.Errorf("-real-sources: %q is not a source (rtsp, file)", f)
+		}
+		wantSrc[f] = true
+	}
+	clip, err := filepath.Abs(filepath.Join(realvid, "springWars.mp4"))
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(clip); err != nil {
 		fmt.Printf("real cameras: skipped (%v)\n", err)
 		return nil
@@ -109,77 +153,215 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 	}
 	defer srv.Close()
 	url := "rtsp://" + srv.Addr() + "/cam"
-	fmt.Printf("daemon (installed copy) on real-camera streams: %s (H.264 640×480, 30 fps) looped by ffmpeg into a loopback RTSP server (gortsplib) from its start for every run, every camera its own RTSP reader and decoder; 6 s windows, 1 s hop; %v measured after a 20 s warm-up; load average at start %s\n",
-		filepath.Base(clip), dur, loadavg())
+	var streams []*realStream
+	for _, s := range realSources {
+		if !wantSrc[s.key] {
+			continue
+		}
+		st := &realStream{realSource: s}
+		switch s.key {
+		case "rtsp":
+			st.yaml = fmt.Sprintf("{kind: rtsp, url: %q}", url)
+		case "file":
+			path := clip
+			if ro.fromStart {
+				st.name = "file camera (realtime, loop, from the clip's start)"
+			} else {
+				dir, err := os.MkdirTemp("", "physd-bench-clip")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				var at string
+				if path, at, err = rotateClip(ctx, clip, dir); err != nil {
+					return err
+				}
+				st.name = fmt.Sprintf("file camera (realtime, loop, from the key frame at %s s)", at)
+			}
+			st.path = path
+			st.yaml = fmt.Sprintf("{kind: file, path: %q, realtime: true, loop: true}", path)
+		}
+		streams = append(streams, st)
+	}
+	fmt.Printf("daemon (installed copy) on real-camera streams: %s (H.264 640×480, 30 fps) looped by ffmpeg into a loopback RTSP server (gortsplib) from its start for every run, every camera its own RTSP reader and decoder; or replayed by file cameras (source kind file, realtime, loop), every camera its own decoder; 6 s windows, 1 s hop; %v measured after a %v warm-up from the first frame decoded; load average at start %s\n",
+		filepath.Base(clip), dur, realWarmup, loadavg())
+	// The references first, one after the other: each row's ratio is
+	// its CPU per camera over its stream's decode-alone CPU.
+	for _, st := range streams {
+		load := loadavg()
+		input := clip
+		if st.path != "" {
+			input = st.path
+		}
+		r, err := decodeAlone(ctx, st.key, input, url, dur)
+		if err != nil {
+			return fmt.Errorf("decode alone, %s: %w", st.name, err)
+		}
+		st.ref = r.pct()
+		fmt.Printf("  decode alone, %s: %.1f %% of one core (%s; %v measured after a %v warm-up, load %s)\n",
+			st.name, st.ref, r.command, dur, decodeWarmup, load)
+	}
+	// medians are the one-camera medians of the new binary, per scene and
+	// source, for the file-against-RTSP line.
+	medians := map[string]map[string]float64{}
 	for _, sc := range realScenes() {
 		if !want[sc.key] {
 			continue
 		}
-		// named labels a line with the scene, and the binary when two are
-		// compared.
-		named := func(b realBinary) string {
+		medians[sc.key] = map[string]float64{}
+		// named labels a line with the scene and source, and the binary
+		// when two are compared.
+		named := func(b realBinary, st *realStream) string {
+			l := sc.name + ", " + st.name
 			if len(bins) > 1 {
-				return b.label + " physd, " + sc.name
+				l = b.label + " physd, " + l
 			}
-			return sc.name
+			return l
 		}
-		// sustain is the new binary's largest run without skips: its CPU
-		// per camera says how many cameras the machine's cores carry.
-		var sustain *realRun
+		// sustain is the new binary's largest run without skips, per
+		// source: its CPU per camera says how many cameras the machine's
+		// cores carry.
+		sustain := map[string]*realRun{}
 		for _, n := range counts {
 			reps := 1
 			if n == 1 {
 				reps = max(1, ro.repeat)
 			}
-			runs := make([][]*realRun, len(bins)) // per binary, in run order
+			runs := map[string][][]*realRun{} // per source, per binary, in run order
+			for _, st := range streams {
+				runs[st.key] = make([][]*realRun, len(bins))
+			}
 			for rep := range reps {
-				for bi, b := range bins {
-					prof := ""
-					if ro.profile != "" {
-						prof = filepath.Join(ro.profile, fmt.Sprintf("%s-%s-%dcam-%d.pprof", b.label, sc.key, n, rep+1))
-					}
-					// Every run sees the clip from its start: with one
-					// publisher looping throughout, each run began at another
-					// point of the loop, and on the certifiable region the
-					// learner's cold starts (0.20 or 0.33 a window) followed
-					// the run's place in the order, not the binary.
-					stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
-					if err != nil {
-						return err
-					}
-					load := loadavg()
-					r, err := runRealDaemon(ctx, b.path, url, sc.roi, n, dur, prof)
-					stop()
-					if err != nil {
-						return fmt.Errorf("%s daemon with %d RTSP camera(s), %s: %w", b.label, n, sc.name, err)
-					}
-					label := named(b)
-					if reps > 1 {
-						label += fmt.Sprintf(" (run %d of %d, load %s)", rep+1, reps, load)
-					}
-					printRealRun(label, r)
-					runs[bi] = append(runs[bi], r)
-					if bi == len(bins)-1 && r.skipped == 0 && r.windows > 0 && (sustain == nil || r.cameras > sustain.cameras) {
-						sustain = r
+				for _, st := range streams {
+					for bi, b := range bins {
+						prof := ""
+						if ro.profile != "" {
+							prof = filepath.Join(ro.profile, fmt.Sprintf("%s-%s-%s-%dcam-%d.pprof", b.label, sc.key, st.key, n, rep+1))
+						}
+						cams := make([]realCamera, n)
+						for i := range cams {
+							cams[i] = realCamera{name: fmt.Sprintf("cam%d", i), source: st.yaml, roi: sc.roi}
+						}
+						load := loadavg()
+						r, err := runRealStream(ctx, b.path, st, url, clip, cams, n, dur, prof)
+						if err != nil {
+							return fmt.Errorf("%s daemon with %d camera(s), %s, %s: %w", b.label, n, st.name, sc.name, err)
+						}
+						label := named(b, st)
+						if reps > 1 {
+							label += fmt.Sprintf(" (run %d of %d, load %s)", rep+1, reps, load)
+						}
+						printRealRun(label, r, st.ref)
+						runs[st.key][bi] = append(runs[st.key][bi], r)
+						if bi == len(bins)-1 && r.skipped == 0 && r.windows > 0 && (sustain[st.key] == nil || r.cameras > sustain[st.key].cameras) {
+							sustain[st.key] = r
+						}
 					}
 				}
 			}
-			if reps > 1 {
+			for _, st := range streams {
 				for bi, b := range bins {
-					printRealMedian(named(b), runs[bi])
+					rs := runs[st.key][bi]
+					if reps > 1 {
+						printRealMedian(named(b, st), rs, st.ref)
+					}
+					if n == 1 && bi == len(bins)-1 {
+						medians[sc.key][st.key] = medianCPU(rs)
+					}
+					if n == 4 {
+						printFourCameras(named(b, st), rs)
+					}
 				}
 			}
 		}
-		if sustain != nil {
-			perCam := sustain.cpu.Seconds() / sustain.wall.Seconds() / float64(sustain.cameras)
-			fmt.Printf("  %s: this machine's %d cores sustain about %.0f such cameras at a 1 s hop (the cores over the CPU per camera of the largest run without skips, %d cameras: an extrapolation past it, CPU only)\n",
-				sc.name, runtime.NumCPU(), float64(runtime.NumCPU())/perCam, sustain.cameras)
+		for _, st := range streams {
+			if s := sustain[st.key]; s != nil {
+				perCam := s.cpu.Seconds() / s.wall.Seconds() / float64(s.cameras)
+				fmt.Printf("  %s, %s: this machine's %d cores sustain about %.0f such cameras at a 1 s hop (the cores over the CPU per camera of the largest run without skips, %d cameras: an extrapolation past it, CPU only)\n",
+					sc.name, st.name, runtime.NumCPU(), float64(runtime.NumCPU())/perCam, s.cameras)
+			}
+		}
+		m := medians[sc.key]
+		if rt, fl := m["rtsp"], m["file"]; rt > 0 && fl > 0 {
+			var rtRef, flRef float64
+			for _, st := range streams {
+				switch st.key {
+				case "rtsp":
+					rtRef = st.ref
+				case "file":
+					flRef = st.ref
+				}
+			}
+			fmt.Printf("  %s, one camera: file camera %.1f %% against RTSP %.1f %%: the file path costs %.2f× the RTSP path (target ≤ 1.10×); line/decode %.1f× (file) and %.1f× (RTSP), target ≤ 4×\n",
+				sc.name, fl, rt, fl/rt, fl/flRef, rt/rtRef)
+		}
+	}
+	if ro.zones > 0 {
+		for _, st := range streams {
+			if err := benchZones(ctx, bins[len(bins)-1], st, url, clip, dur, ro.zones, ro.profile); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-func printRealRun(scene string, r *realRun) {
+// runRealStream runs physd on cams reading st (lines are its lines: one
+// a camera, or one a zone) for dur after a warm-up. An RTSP stream's
+// publisher starts anew for the run, so that every run sees the clip
+// from its start, as a file camera does: with one publisher looping
+// throughout, each run began at another point of the loop, and on the
+// certifiable region the learner's cold starts (0.20 or 0.33 a window)
+// followed the run's place in the order, not the binary.
+func runRealStream(ctx context.Context, physd string, st *realStream, url, clip string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
+	if st.key == "rtsp" {
+		stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
+	return runRealDaemon(ctx, physd, cams, lines, dur, profile)
+}
+
+// medianCPU is the median over runs of the CPU per camera, % of one core.
+func medianCPU(runs []*realRun) float64 {
+	if len(runs) == 0 {
+		return 0
+	}
+	pcts := make([]float64, len(runs))
+	for i, r := range runs {
+		pcts[i] = 100 * r.cpu.Seconds() / r.wall.Seconds() / float64(r.cameras)
+	}
+	return median(pcts)
+}
+
+// fourCamerasRSS is the four-camera peak resident set bound: 250 MB.
+const fourCamerasRSS = 250e6 / (1 << 20) // MiB
+
+// printFourCameras checks the four-camera runs against their bounds: no
+// skipped window, peak RSS under 250 MB.
+func printFourCameras(scene string, runs []*realRun) {
+	peak, skipped := 0.0, int64(0)
+	for _, r := range runs {
+		peak = max(peak, r.rssMiB)
+		skipped += r.skipped
+	}
+	fmt.Printf("  %s, 4 cameras: %d skipped window(s) (must be 0: %s), peak RSS %.1f MiB = %.1f MB (must be < 250 MB: %s)\n",
+		scene, skipped, verdict(skipped == 0), peak, peak*(1<<20)/1e6, verdict(peak < fourCamerasRSS))
+}
+
+// verdict reads a bound's check.
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+// printRealRun prints one run's line; ref is its stream's decode-alone
+// CPU (% of one core), which the CPU per camera is divided by.
+func printRealRun(scene string, r *realRun, ref float64) {
 	n := float64(r.cameras)
 	wall := r.wall.Seconds()
 	perCam := r.cpu.Seconds() / wall / n
@@ -204,14 +386,15 @@ func printRealRun(scene string, r *realRun) {
 	if r.windows > 0 {
 		perWindow = r.cpu.Seconds() / float64(r.windows)
 	}
-	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%), %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
-		scene, r.cameras, 100*perCam, perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%)%s, %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
+		scene, r.cameras, 100*perCam, againstDecode(100*perCam, ref), perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
 }
 
 // printRealMedian prints the median over runs of one configuration's CPU
-// per camera, beside each run's, and the runs' highest peak RSS and
+// per camera, beside each run's, with its ratio to ref (the stream's
+// decode-alone CPU, % of one core), and the runs' highest peak RSS and
 // skipped windows.
-func printRealMedian(scene string, runs []*realRun) {
+func printRealMedian(scene string, runs []*realRun, ref float64) {
 	pcts := make([]float64, len(runs))
 	var each []string
 	peak, skipped := 0.0, int64(0)
@@ -221,8 +404,17 @@ func printRealMedian(scene string, runs []*realRun) {
 		peak = max(peak, r.rssMiB)
 		skipped += r.skipped
 	}
-	fmt.Printf("  %s, %d camera(s), median of %d runs: %.1f %% of one core per camera (target < 10 %%; runs %s %%), %d skipped, peak RSS at most %.1f MiB\n",
-		scene, runs[0].cameras, len(runs), median(pcts), strings.Join(each, " / "), skipped, peak)
+	fmt.Printf("  %s, %d camera(s), median of %d runs: %.1f %% of one core per camera (target < 10 %%; runs %s %%)%s, %d skipped, peak RSS at most %.1f MiB\n",
+		scene, runs[0].cameras, len(runs), median(pcts), strings.Join(each, " / "), againstDecode(median(pcts), ref), skipped, peak)
+}
+
+// againstDecode is a row's CPU beside its stream's decode-alone CPU ref
+// (both % of one core) and their ratio; "" without a reference.
+func againstDecode(pct, ref float64) string {
+	if ref <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; decode alone %.1f %%, line/decode %.1f×", ref, pct/ref)
 }
 
 // loadavg is /proc/loadavg's first three fields.
@@ -238,9 +430,47 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// runRealDaemon runs physd with n RTSP cameras reading url through roi,
-// in real time, for dur after a warm-up.
-func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.Duration, profile string) (*realRun, error) {
+// realCamera is one camera of a real-stream run: its source (YAML flow),
+// and either a region or zones.
+type realCamera struct {
+	name, source string
+	roi          string     // YAML flow; "" with zones
+	zones        []realZone // none: one line, the camera's
+}
+
+// realZone is one zone of a realCamera.
+type realZone struct{ name, roi string }
+
+// camerasYAML is the cameras: section for cams.
+func camerasYAML(cams []realCamera) string {
+	var b strings.Builder
+	for _, c := range cams {
+		fmt.Fprintf(&b, "  - name: %s\n    source: %s\n", c.name, c.source)
+		if c.roi != "" {
+			fmt.Fprintf(&b, "    roi: %s\n", c.roi)
+		}
+		if len(c.zones) > 0 {
+			b.WriteString("    zones:\n")
+			for _, z := range c.zones {
+				fmt.Fprintf(&b, "      - {name: %s, roi: %s}\n", z.name, z.roi)
+			}
+		}
+	}
+	return b.String()
+}
+
+// realConfig is the configuration of a real-stream run: cams, 6 s
+// windows with a 1 s hop, the embedded NATS server on natsPort and the
+// HTTP endpoint (/metrics) on httpPort, both on the loopback.
+func realConfig(httpPort, natsPort int, cams []realCamera) string {
+	return fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:%d\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 6s, hop: 1s}\ncameras:\n%s",
+		httpPort, natsPort, camerasYAML(cams))
+}
+
+// runRealDaemon runs physd with cams (lines lines: a camera without zones
+// is one, a camera with zones one a zone), in real time, for dur after a
+// warm-up.
+func runRealDaemon(ctx context.Context, physd string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
 	dir, err := os.MkdirTemp("", "physd-bench-real")
 	if err != nil {
 		return nil, err
@@ -254,11 +484,7 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 	if err != nil {
 		return nil, err
 	}
-	var cams strings.Builder
-	for i := range n {
-		fmt.Fprintf(&cams, "  - name: cam%d\n    roi: %s\n    source:\n      kind: rtsp\n      url: %q\n", i, roi, url)
-	}
-	cfg := fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:%d\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 6s, hop: 1s}\ncameras:\n%s", httpPort, port, cams.String())
+	cfg := realConfig(httpPort, port, cams)
 	path := filepath.Join(dir, "physd.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		return nil, err
@@ -279,15 +505,19 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 		return nil, err
 	}
 	defer nc.Close()
-	r := &realRun{daemonRun: daemonRun{cameras: n}}
+	r := &realRun{daemonRun: daemonRun{cameras: lines}}
 	var wc windowCounter
 	if err := wc.subscribe(nc); err != nil {
 		return nil, err
 	}
 	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort)
-	// Warm-up: the RTSP sessions start, the first windows fill and start
-	// cold.
-	time.Sleep(20 * time.Second)
+	// Warm-up: the streams start, the first windows fill and start
+	// cold. It counts from the first frame: an RTSP camera's comes at
+	// the clip's second key frame, 8 s after a file camera's.
+	if err := firstFrame(ctx, metrics, 30*time.Second); err != nil {
+		return nil, err
+	}
+	time.Sleep(realWarmup)
 	m0, err := physdtest.Scrape(ctx, metrics)
 	if err != nil {
 		return nil, err
@@ -324,6 +554,23 @@ func runRealDaemon(ctx context.Context, physd, url, roi string, n int, dur time.
 		}
 	}
 	return r, nil
+}
+
+// realWarmup is how long a real-stream run goes from its first frame to
+// its measurement.
+const realWarmup = 20 * time.Second
+
+// firstFrame waits, up to timeout, until physd has decoded a frame.
+func firstFrame(ctx context.Context, metrics string, timeout time.Duration) error {
+	for start := time.Now(); time.Since(start) < timeout; time.Sleep(100 * time.Millisecond) {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		m, err := physdtest.Scrape(sctx, metrics)
+		cancel()
+		if err == nil && m.Sum("physd_frames_received_total") > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("no frame decoded in %v", timeout)
 }
 
 // connectNATS waits for the daemon's embedded server and connects as its
