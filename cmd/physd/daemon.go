@@ -72,9 +72,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// second and spent 25 % of its CPU doing it. Measured on one real
 	// camera (docs/benchmarks.md): 72 MiB took 30–45 % off the CPU for
 	// 4–24 MiB more resident set; 96 MiB saved little more and cost
-	// 20–40 MiB. $GOMEMLIMIT overrides it.
+	// 20–40 MiB. The heap a window holds is a line's, so the limit counts
+	// lines: a camera with two zones estimates two windows, like two
+	// cameras (under a camera's 24 MiB its two zones spent a fifth of
+	// their CPU allocating and collecting; make bench's zones row). On a
+	// live reload the limit stays as set at start. $GOMEMLIMIT overrides it.
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(48+24*len(cfg.Cameras)) << 20)
+		debug.SetMemoryLimit(int64(48+24*lines(cfg)) << 20)
 	}
 	opt := daemon.Options{StateDir: dir, Logger: log, Notifier: daemon.Systemd{}}
 	if !*quiet {
@@ -203,4 +207,14 @@ func cmdConfig(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: ok (%d camera(s))\n", args[1], len(cfg.Cameras))
 	return nil
+}
+
+// lines is how many lines the configuration's cameras run: one a camera,
+// or one a zone of a camera with zones.
+func lines(cfg *config.Config) int {
+	n := 0
+	for _, c := range cfg.Cameras {
+		n += max(len(c.Zones), 1)
+	}
+	return n
 }
