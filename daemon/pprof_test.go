@@ -1,3 +1,5 @@
+//go:build !nocv
+
 package daemon
 
 import (
