@@ -37,37 +37,25 @@ type camera struct {
 	mu    sync.Mutex
 	feeds map[string]chan sourceItem // by line key
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	g goroutines
 }
 
 // start runs the source and its fan-out until ctx ends or the source ends
 // for good; then it closes its lines' feeds, so that they finish what
 // they hold.
 func (c *camera) start(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	c.cancel = cancel
-	c.done = make(chan struct{})
+	ctx := c.g.begin(parent)
 	// The lines' feeds absorb the jitter (frameQueue each); this queue
 	// only hands frames to the fan-out.
 	frames := make(chan sourceItem, 1)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); defer close(frames); c.run(ctx, frames) }()
-	go func() { defer wg.Done(); c.fanOut(frames) }()
-	go func() { wg.Wait(); close(c.done) }()
+	c.g.run(func() { defer close(frames); c.run(ctx, frames) })
+	c.g.run(func() { c.fanOut(frames) })
+	c.g.started()
 }
 
 // stop cancels the camera's source and waits for it, at most until ctx
 // ends.
-func (c *camera) stop(ctx context.Context) {
-	c.cancel()
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		c.log.Warn("camera source did not stop in time")
-	}
-}
+func (c *camera) stop(ctx context.Context) { c.g.stop(ctx, c.log, "camera source") }
 
 // run reads the source, reopening it with back-off when it fails, and
 // hands its frames on; a restart marks where the windows must start

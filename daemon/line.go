@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -111,8 +110,7 @@ type line struct {
 	count                 counters
 	work                  stageWork
 	feed                  chan sourceItem
-	cancel                context.CancelFunc
-	done                  chan struct{}
+	g                     goroutines
 	alertsBase            *wire.Baseline // restored when built, for the reporting stage
 	ownSource, noUpstream sourceState
 }
@@ -171,35 +169,21 @@ func (l *line) key() string { return wire.Key(l.cfg.Name, l.zone) }
 // camera's source ends or the line is detached); cancelling the line
 // stops it at once, and what is already in it is still reported.
 func (l *line) start(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	l.cancel = cancel
-	l.done = make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); l.heartbeat(ctx) }()
+	ctx := l.g.begin(parent)
+	l.g.run(func() { l.heartbeat(ctx) })
 	if !l.spec.sourceOnly {
 		jobs := make(chan batch, 1)
 		outs := make(chan outcome, outcomeQueue)
-		fr := l.framer()
-		ln := l.learning()
-		rp := l.reporter()
-		wg.Add(3)
-		go func() { defer wg.Done(); defer close(jobs); fr.run(ctx, l.feed, jobs) }()
-		go func() { defer wg.Done(); defer close(outs); ln.run(ctx, jobs, outs) }()
-		go func() { defer wg.Done(); rp.run(ctx, outs) }()
+		fr, ln, rp := l.framer(), l.learning(), l.reporter()
+		l.g.run(func() { defer close(jobs); fr.run(ctx, l.feed, jobs) })
+		l.g.run(func() { defer close(outs); ln.run(ctx, jobs, outs) })
+		l.g.run(func() { rp.run(ctx, outs) })
 	}
-	go func() { wg.Wait(); close(l.done) }()
+	l.g.started()
 }
 
 // stop cancels the line and waits for it, at most until ctx ends.
-func (l *line) stop(ctx context.Context) {
-	l.cancel()
-	select {
-	case <-l.done:
-	case <-ctx.Done():
-		l.log.Warn("camera did not stop in time")
-	}
-}
+func (l *line) stop(ctx context.Context) { l.g.stop(ctx, l.log, "camera") }
 
 // framer, learning and reporter build the line's stages from its spec.
 func (l *line) framer() *framer {
