@@ -34,9 +34,10 @@ type framer struct {
 	fps    float64
 	mode   config.Mode
 	events config.Events
-	// cut is a zone's cut of its camera's whole gray frames (zoneCut);
-	// source is then the zone's state, whether its region fits.
-	cut         *stream.Preprocess
+	// cut is a zone's cut of its camera's whole gray frames (cutZone),
+	// with its own working memory; source is then the zone's state,
+	// whether its region fits.
+	cut         *stream.GrayReader
 	count       *counters
 	source      *sourceState
 	dash        *camDash
@@ -140,7 +141,7 @@ func (f *framer) cutZone(fr stream.Frame) (stream.Frame, bool) {
 		f.count.dropped.Add(1)
 		return stream.Frame{}, false
 	}
-	z, err := f.cut.ApplyGray(fr.Gray)
+	z, err := f.cut.Apply(fr.Gray)
 	if err != nil {
 		f.count.dropped.Add(1)
 		if now := time.Now(); now.Sub(f.lastSkipLog) > 30*time.Second {

@@ -188,8 +188,12 @@ func (l *line) stop(ctx context.Context) { l.g.stop(ctx, l.log, "camera") }
 // framer, learning and reporter build the line's stages from its spec.
 func (l *line) framer() *framer {
 	s := l.spec
-	return &framer{log: s.log, window: s.window, fps: s.cam.FPS, mode: s.cam.Mode, events: s.events, cut: s.cut,
+	f := &framer{log: s.log, window: s.window, fps: s.cam.FPS, mode: s.cam.Mode, events: s.events,
 		count: &l.count, source: l.source, dash: l.dash}
+	if s.cut != nil {
+		f.cut = stream.NewGrayReader(*s.cut)
+	}
+	return f
 }
 
 func (l *line) learning() *learning {
