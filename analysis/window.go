@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
@@ -45,6 +46,11 @@ type Options struct {
 	// the encoder is fitted. The result is the same. It needs the cold
 	// fit (Fit nil): a learner's training cannot be undone.
 	Concurrent bool
+	// SourcePx is how many of the source's pixels a frame pixel spans
+	// (a region resized to the preset's frame: its width over the
+	// frame's), so that amplitudes are told in the camera's pixels; 0
+	// means 1.
+	SourcePx float64
 	// Log receives the steps' warnings; nil discards.
 	Log *slog.Logger
 }
@@ -66,7 +72,12 @@ type Report struct {
 	Encoder *estimator.Outcome
 	// Camera is the camera's measured motion (nil: not measured).
 	Camera *motion.Track
-	Times  Timings
+	// Amplitude is how far the region moves and the noise floor, in
+	// source pixels (flow.Amplitude); nil when it could not be told: a
+	// window of several clips, or motion too large for the small-motion
+	// readout with no object followed.
+	Amplitude *flow.Amplitude
+	Times     Timings
 }
 
 // ErrConcurrentLearner reports Options.Concurrent with a learner's Fit.
@@ -164,12 +175,47 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 		return
 	}
 	t0 := time.Now()
+	small, reading := a.smallMotion(ctx, clips, enc)
+	var extra []*estimator.Result
+	if small != nil {
+		extra = append(extra, small)
+	}
 	if ahead != nil {
-		a.rep.Result, a.rep.Verdict = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log)
+		a.rep.Result, a.rep.Verdict = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
 	} else {
-		a.rep.Result, a.rep.Verdict = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log)
+		a.rep.Result, a.rep.Verdict = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
+	}
+	a.rep.Amplitude = amplitudeOf(a.rep.Result, reading, a.opt.SourcePx)
+	// The small-motion readout's certificate holds its motion to the
+	// noise floor; another readout's refusal says why when the motion is
+	// below it. A certified encoder's readout of what is not a
+	// displacement (a gray level, a size) is not held to it.
+	if amp := a.rep.Amplitude; amp != nil && (!a.rep.Verdict.Certified || a.rep.Result != nil && a.rep.Result.Readout == flow.ReadoutFlow) {
+		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
+}
+
+// smallMotion reads the window's displacement from its intensity
+// gradients, on the frames the encoder saw (exposure normalised), and
+// fits it as a readout when the motion is small enough and above the
+// noise (flow.Candidate). The reading is nil when the frames could not be
+// read at all.
+func (a *run) smallMotion(ctx context.Context, clips []estimator.Clip, enc *estimator.Result) (*estimator.Result, *flow.Reading) {
+	if enc == nil || len(enc.Frames) != len(clips) {
+		return nil, nil
+	}
+	seen := make([]estimator.Clip, len(clips))
+	for m, c := range clips {
+		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
+	}
+	th := a.opt.Thresholds
+	screen := func(r *estimator.Result) bool { return window.Screen(r, th, nil, window.CheckCoverage) }
+	r, rd, err := flow.Candidate(ctx, seen, a.opt.Preset, screen)
+	if err != nil {
+		a.opt.Log.Debug("no small-motion readout", "err", err)
+	}
+	return r, rd
 }
 
 // concurrent is Window with its steps side by side (Options.Concurrent).

@@ -15,10 +15,11 @@ import (
 // fit to report and its verdict (window.Choose). A tracked fit reported
 // keeps enc's training record (steps, exposure, encoder) and adds its
 // own time. s places the window in its camera's stream (Stream; zero
-// for a window on its own). Why nothing could be followed is logged at
-// debug level.
-func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger) (*estimator.Result, window.Verdict) {
-	return weigh(ctx, clips, enc, p, th, cam, s, log, nil)
+// for a window on its own). extra are other readouts of the same frames
+// (the small-motion readout's, package flow) weighed alongside. Why
+// nothing could be followed is logged at debug level.
+func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, extra ...*estimator.Result) (*estimator.Result, window.Verdict) {
+	return weigh(ctx, clips, enc, p, th, cam, s, log, nil, extra)
 }
 
 // Ahead is the objects of a window followed while its encoder is fitted
@@ -47,14 +48,14 @@ func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
 
 // Weigh is Weigh with the objects a followed; enc must be the encoder's
 // fit of a's frames. The result is Weigh's, to the bit.
-func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger) (*estimator.Result, window.Verdict) {
+func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, extra ...*estimator.Result) (*estimator.Result, window.Verdict) {
 	<-a.done
-	return weigh(ctx, clips, enc, p, th, cam, Stream{}, log, a)
+	return weigh(ctx, clips, enc, p, th, cam, Stream{}, log, a, extra)
 }
 
 // weigh is Weigh, on the objects ahead followed when it is not nil (its
 // frames, which must be enc's).
-func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead) (*estimator.Result, window.Verdict) {
+func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead, extra []*estimator.Result) (*estimator.Result, window.Verdict) {
 	cands := []*estimator.Result{enc}
 	if enc != nil && len(enc.Frames) == len(clips) {
 		seen := make([]estimator.Clip, len(clips))
@@ -82,6 +83,7 @@ func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		}
 		cands = append(cands, alts...)
 	}
+	cands = append(cands, extra...)
 	i, v := window.Choose(cands, th, cam)
 	if i == 0 {
 		return enc, v

@@ -38,13 +38,15 @@ const (
 	CheckReadoutsAgree = "readouts-agree"
 	// CheckNoLag: the learned latent does not lag a followed object (Choose).
 	CheckNoLag = "no-lag"
+	// CheckResolved: the region moves beyond its noise floor (Resolve).
+	CheckResolved = "resolved"
 )
 
 // CheckNames are every check's name, in the order a verdict makes them.
 func CheckNames() []string {
 	return []string{CheckEstimate, CheckCoverage, CheckImpulse, CheckEnergyGrowth, CheckRevisit, CheckConditioning, CheckFit,
 		CheckStructuredResidual, CheckUndampedClip, CheckDarkFrames, CheckCameraMotion, CheckRestoring, CheckStable, CheckPrecision,
-		CheckReadoutsAgree, CheckNoLag}
+		CheckReadoutsAgree, CheckNoLag, CheckResolved}
 }
 
 // Check is one test of the certificate: its name (a Check* constant),

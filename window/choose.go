@@ -129,3 +129,21 @@ func (v *Verdict) refuse(check string, needsSigma bool, why string) {
 	v.Checks = append(v.Checks, Check{Name: check, NeedsSigma: needsSigma, Detail: why})
 	v.Reasons = append(v.Reasons, why)
 }
+
+// MinResolved is how many times its noise floor a region's motion must
+// be for a window to speak of it: below that the video does not resolve
+// the motion, whatever fits it.
+const MinResolved = 2
+
+// Resolve refuses v when the region's motion, amplitudePx, is less than
+// MinResolved times the noise floor of its readout, floorPx (both in
+// source pixels), with a reason that names both; it records the check
+// either way.
+func (v *Verdict) Resolve(amplitudePx, floorPx float64) {
+	if amplitudePx >= MinResolved*floorPx {
+		v.Checks = append(v.Checks, Check{Name: CheckResolved, Passed: true})
+		return
+	}
+	v.refuse(CheckResolved, false, fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (at least %d× the floor)",
+		amplitudePx, floorPx, MinResolved))
+}

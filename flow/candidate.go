@@ -1,0 +1,70 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/physd/physd/estimator"
+)
+
+// ReadoutFlow is the Result.Readout of the displacement read from
+// intensity gradients.
+const ReadoutFlow = "flow"
+
+// MaxPeak is the largest displacement from the mean position, in frame
+// pixels, that the readout is offered for: the image is linear in the
+// displacement to within a few percent up to about there (a half-pixel
+// swing of a sharp edge reads 2 % small), and beyond it the encoder and
+// the tracked objects read the motion without that model.
+const MaxPeak = 0.75
+
+// Errors of Candidate.
+var (
+	// ErrLarge reports motion too large for the linear model (MaxPeak).
+	ErrLarge = errors.New("flow: the motion is too large for the small-motion readout")
+	// ErrStill reports a window in which nothing moves beyond the noise.
+	ErrStill = errors.New("flow: nothing moves beyond the noise")
+	// ErrClips reports a window of several clips: the readout reads one.
+	ErrClips = errors.New("flow: the small-motion readout reads a window of one clip")
+)
+
+// Candidate reads the displacement of a window of one clip (Read) and
+// fits it as a readout (estimator.FitLatents, named ReadoutFlow), for
+// window.Choose to weigh beside the encoder's and the tracked objects'.
+// With screen set, the readout is first fitted without its σ
+// (estimator.ScreenLatents) and measured only when screen passes it.
+// The Reading is returned whenever the clip could be read, with an
+// error when no readout is offered (ErrLarge, ErrStill) so that the
+// window's amplitude can still be told.
+func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, screen func(*estimator.Result) bool) (*estimator.Result, *Reading, error) {
+	if len(clips) != 1 {
+		return nil, nil, fmt.Errorf("%w: %d clips", ErrClips, len(clips))
+	}
+	rd, err := Read(clips[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	switch pk := rd.Peak(); {
+	case rd.Moving == 0:
+		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
+	case pk > MaxPeak:
+		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g)", ErrLarge, pk, MaxPeak)
+	}
+	lat := [][]float64{rd.Z}
+	dt := clips[0].Dt
+	if screen != nil {
+		r, err := estimator.ScreenLatents(ctx, ReadoutFlow, lat, nil, dt, p)
+		if err != nil {
+			return nil, rd, err
+		}
+		if !screen(r) {
+			return r, rd, nil
+		}
+	}
+	r, err := estimator.FitLatents(ctx, ReadoutFlow, lat, nil, dt, p)
+	if err != nil {
+		return nil, rd, err
+	}
+	return r, rd, nil
+}
