@@ -45,7 +45,7 @@ func Clip(w, h int, dt float64, d []float64, dx, dy, sd float64, seed uint64) es
 }
 
 // Decay is a free decay of amplitude a (pixels): n samples dt apart of
-// z'' + γ1 z' + γ0 z = 0 from rest at a, with γ1 = 2ζω, γ0 = ω², ω = 2πf.
+// z” + γ1 z' + γ0 z = 0 from rest at a, with γ1 = 2ζω, γ0 = ω², ω = 2πf.
 func Decay(n int, dt, a, f, zeta float64) []float64 {
 	w := 2 * math.Pi * f
 	wd := w * math.Sqrt(1-zeta*zeta)
