@@ -161,7 +161,8 @@ func (f *framer) cutZone(fr stream.Frame) (stream.Frame, bool) {
 
 func windowJob(w *window.Window) job {
 	j := job{clips: []estimator.Clip{w.Clip()}, start: w.Frames[0].Wall,
-		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames), first: w.Frames[0].Seq, hop: w.Hop}
+		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames), first: w.Frames[0].Seq, hop: w.Hop,
+		srcW: w.Frames[0].SrcW, srcH: w.Frames[0].SrcH}
 	j.addRefs(w.Frames)
 	return j
 }
@@ -172,7 +173,7 @@ func (j *job) addRefs(frames []stream.Frame) {
 	if p == nil {
 		return
 	}
-	j.refW, j.refH, j.srcW, j.srcH = w, h, frames[0].SrcW, frames[0].SrcH
+	j.refW, j.refH = w, h
 	j.refs = append(j.refs, p)
 }
 
@@ -183,7 +184,8 @@ func eventJob(evs []*window.Event, single bool) job {
 		n += len(e.Frames)
 	}
 	last := evs[len(evs)-1].Frames
-	j := job{clips: window.EventClips(evs), single: single, frames: n, start: evs[0].Frames[0].Wall, end: last[len(last)-1].Wall}
+	j := job{clips: window.EventClips(evs), single: single, frames: n, start: evs[0].Frames[0].Wall, end: last[len(last)-1].Wall,
+		srcW: last[0].SrcW, srcH: last[0].SrcH}
 	for _, e := range evs {
 		j.addRefs(e.Frames)
 	}

@@ -90,7 +90,7 @@ func (c *learning) run(ctx context.Context, in <-chan batch, out chan<- outcome)
 // camera was stopped meanwhile.
 func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
 	opt := analysis.Options{Preset: c.preset, Thresholds: th, Motion: c.motionOf(j), Log: c.log.With("window_start", j.start, "window_end", j.end),
-		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}}
+		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, SourcePx: c.sourcePx(j)}
 	if j.single {
 		// A lone event never certifies by itself (Thm. 4.5 needs three);
 		// it is fitted with a cold encoder of its own, without touching the
@@ -150,6 +150,19 @@ func (c *learning) motionOf(j job) analysis.Motion {
 	m.Reference = &analysis.Reference{Name: fmt.Sprintf("%d,%d,%d,%d", ref.X, ref.Y, ref.W, ref.H), Patches: j.refs, W: j.refW, H: j.refH,
 		Scale: motion.ReferenceScale(ref.W, ref.H, j.refW, j.refH, roiW, roiH, j.clips[0].W, j.clips[0].H)}
 	return m
+}
+
+// sourcePx is how many source pixels one of the job's frame pixels spans:
+// the region's width (the whole frame's without one) over the frame's.
+func (c *learning) sourcePx(j job) float64 {
+	w := c.roi.W
+	if c.roi.IsZero() {
+		w = j.srcW
+	}
+	if len(j.clips) == 0 || j.clips[0].W == 0 || w == 0 {
+		return 0
+	}
+	return float64(w) / float64(j.clips[0].W)
 }
 
 func thresholds(c config.Certify) window.Thresholds {

@@ -21,7 +21,8 @@ import (
 type job struct {
 	clips []estimator.Clip
 	// refs are the reference region's patches (refW×refH), per clip and
-	// frame, when the camera has one; srcW×srcH is the source frame.
+	// frame, when the camera has one; srcW×srcH is the source frame (for
+	// a zone, its camera's).
 	refs                   [][][]float64
 	refW, refH, srcW, srcH int
 	start                  time.Time

@@ -224,8 +224,12 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	// One window on all cores: the fit runs beside the camera-motion test
 	// and the tracker beside the fit (analysis.Options.Concurrent).
 	bar := newProgress(stderr)
+	regionW := pre.ROI.W
+	if pre.ROI.IsZero() {
+		regionW = roiRep.SrcW
+	}
 	an, err := analysis.Window(ctx, clips, analysis.Options{Preset: p, Thresholds: th, Motion: mo, Seed: *seed,
-		Progress: bar.update, Concurrent: true, Log: log})
+		Progress: bar.update, Concurrent: true, SourcePx: float64(regionW) / float64(clips[0].W), Log: log})
 	bar.done()
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
