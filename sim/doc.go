@@ -16,6 +16,15 @@
 // shared observation map, as in the paper's multi-trajectory experiments.
 // [WriteMP4] and [WriteY4M] store frames as video files.
 //
+// A [Structure] describes a different kind of clip, for small motion: a
+// hanging block, a cable, the edge of a beam or a bending mast that
+// vibrates by fractions of a pixel to a few pixels (the sum of damped
+// [Mode]s) over a static band-limited texture, with pixel noise.
+// [RenderStructure] renders it with exact sub-pixel area coverage and
+// returns the true displacement per frame; [WriteVideo] compresses the
+// frames as a camera stream would ([Encoding]: H.264 or H.265, CRF and
+// keyframe interval).
+//
 // Everything is deterministic: the only source of randomness is a
 // math/rand/v2 generator seeded from [Scene.Seed], so the same scene always
 // gives byte-identical frames.

@@ -126,31 +126,126 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(bytes.ToValidUTF8(t.b, nil)))
 }
 
-// FFmpegArgs returns the ffmpeg command-line arguments WriteMP4 uses to
-// encode raw w×h gray frames read from stdin at fps into path (w and h are
-// the encoded size, even numbers). It is exported so that callers can log
-// or reproduce the exact encoding.
-func FFmpegArgs(path string, w, h int, fps float64, crf int) []string {
-	num, den := rationalFPS(fps)
-	quality := []string{"-qp", "0"} // lossless luma
-	if crf > 0 {
-		quality = []string{"-crf", strconv.Itoa(crf)}
+// Codec names the video encoder of an Encoding.
+type Codec string
+
+// The codecs WriteVideo can write, both through ffmpeg into an mp4 file.
+const (
+	// CodecH264 is H.264/AVC through libx264 (the empty Codec means it).
+	CodecH264 Codec = "h264"
+	// CodecH265 is H.265/HEVC through libx265, tagged hvc1.
+	CodecH265 Codec = "h265"
+)
+
+// Encoding selects how WriteVideo compresses frames, as a camera stream
+// would be: the codec, its quality and its keyframe interval. The zero
+// Encoding is lossless H.264 with the encoder's default keyframes, what
+// WriteMP4 writes.
+type Encoding struct {
+	// Codec is CodecH264 (or "") or CodecH265.
+	Codec Codec `json:"codec"`
+	// CRF is the constant rate factor, 1..51 (18 is visually lossless,
+	// 30 a typical stream, 38 a low-bitrate substream); 0 (or less) is
+	// lossless: libx264 -qp 0, libx265 lossless=1 (lossless luma).
+	CRF int `json:"crf"`
+	// GOP is the keyframe interval in frames: a keyframe exactly every GOP
+	// frames and nowhere else (scene-cut detection off), as in a camera's
+	// fixed "I-frame interval"; 0 keeps the encoder's default (x264 and
+	// x265: at most 250 frames apart, plus scene cuts).
+	GOP int `json:"gop"`
+}
+
+// ErrInvalidEncoding is wrapped by the errors of Encoding.Validate.
+var ErrInvalidEncoding = errors.New("invalid encoding")
+
+// MaxCRF is the largest Encoding.CRF, libx264's and libx265's limit.
+const MaxCRF = 51
+
+// Validate returns an error wrapping ErrInvalidEncoding that names the
+// field when Codec is unknown, CRF is above MaxCRF or GOP is negative.
+func (e Encoding) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("sim: %w: Encoding.%s %s", ErrInvalidEncoding, field, fmt.Sprintf(format, args...))
 	}
+	switch e.Codec {
+	case "", CodecH264, CodecH265:
+	default:
+		return bad("Codec", "is %q, want %q or %q", e.Codec, CodecH264, CodecH265)
+	}
+	if e.CRF > MaxCRF {
+		return bad("CRF", "is %d, want 0 (lossless) to %d", e.CRF, MaxCRF)
+	}
+	if e.GOP < 0 {
+		return bad("GOP", "is %d, want a keyframe interval ≥ 1 frame (or 0 for the encoder's default)", e.GOP)
+	}
+	return nil
+}
+
+// encoderName returns ffmpeg's name of the codec's encoder.
+func (e Encoding) encoderName() string {
+	if e.Codec == CodecH265 {
+		return "libx265"
+	}
+	return "libx264"
+}
+
+// FFmpegArgs returns the ffmpeg command-line arguments WriteVideo uses to
+// encode raw w×h gray frames read from stdin at fps into path with this
+// encoding (w and h are the encoded size, even numbers). Both encoders run
+// single-threaded with bit-exact flags, so the same frames give the same
+// file. With GOP > 0, libx264 gets -g GOP -keyint_min GOP -sc_threshold 0
+// and libx265 keyint=GOP:min-keyint=GOP:scenecut=0:open-gop=0.
+func (e Encoding) FFmpegArgs(path string, w, h int, fps float64) []string {
+	num, den := rationalFPS(fps)
 	rate := strconv.FormatInt(num, 10) + "/" + strconv.FormatInt(den, 10)
-	return append([]string{
+	args := []string{
 		"-hide_banner", "-nostdin", "-nostats", "-loglevel", "error", "-y",
 		"-threads", "1", "-filter_threads", "1",
 		"-f", "rawvideo", "-pix_fmt", "gray", "-s", fmt.Sprintf("%dx%d", w, h), "-r", rate,
 		"-i", "-",
 		"-sws_flags", "bicubic+accurate_rnd+full_chroma_int+bitexact",
-		"-c:v", "libx264", "-preset", "medium"}, append(quality, "-pix_fmt", "yuv420p",
-		"-threads", "1", "-x264-params", "threads=1:lookahead-threads=1:sliced-threads=0",
+		"-c:v", e.encoderName(), "-preset", "medium"}
+	gop := strconv.Itoa(e.GOP)
+	if e.Codec == CodecH265 {
+		params := "log-level=error:pools=none:frame-threads=1"
+		if e.CRF > 0 {
+			args = append(args, "-crf", strconv.Itoa(e.CRF))
+		} else {
+			params += ":lossless=1"
+		}
+		if e.GOP > 0 {
+			params += ":keyint=" + gop + ":min-keyint=" + gop + ":scenecut=0:open-gop=0"
+		}
+		args = append(args, "-pix_fmt", "yuv420p", "-threads", "1", "-tag:v", "hvc1", "-x265-params", params)
+	} else {
+		if e.CRF > 0 {
+			args = append(args, "-crf", strconv.Itoa(e.CRF))
+		} else {
+			args = append(args, "-qp", "0") // lossless luma
+		}
+		args = append(args, "-pix_fmt", "yuv420p",
+			"-threads", "1", "-x264-params", "threads=1:lookahead-threads=1:sliced-threads=0")
+		if e.GOP > 0 {
+			// x264 clamps keyint_min to GOP/2+1; with scene cuts off the
+			// keyframes still fall exactly every GOP frames.
+			args = append(args, "-g", gop, "-keyint_min", gop, "-sc_threshold", "0")
+		}
+	}
+	return append(args,
 		"-r", rate,
 		"-flags:v", "+bitexact", "-fflags", "+bitexact", "-map_metadata", "-1",
 		"-movflags", "+faststart",
 		// The file: protocol keeps ffmpeg from reading a path that starts
 		// with "-" as an option or one containing ":" as another protocol.
-		"-f", "mp4", "file:"+path)...)
+		"-f", "mp4", "file:"+path)
+}
+
+// FFmpegArgs returns the ffmpeg command-line arguments WriteMP4CRF uses to
+// encode raw w×h gray frames read from stdin at fps into path (w and h are
+// the encoded size, even numbers): Encoding{CRF: crf}.FFmpegArgs. It is
+// exported so that callers can log or reproduce the exact encoding.
+func FFmpegArgs(path string, w, h int, fps float64, crf int) []string {
+	return Encoding{CRF: crf}.FFmpegArgs(path, w, h, fps)
 }
 
 // WriteMP4 encodes frames as lossless H.264 (libx264 -qp 0: lossless luma), as
@@ -159,40 +254,86 @@ func WriteMP4(ctx context.Context, path string, frames []*image.Gray, fps float6
 	return WriteMP4CRF(ctx, path, frames, fps, 0)
 }
 
-// WriteMP4CRF encodes frames as H.264 (libx264, CRF crf, or lossless for crf ≤ 0; yuv420p, one thread,
-// bit-exact flags, faststart) in an mp4 file at path with the given frame
-// rate, by piping the raw 8-bit gray frames into the ffmpeg command-line
-// program (found on PATH). All frames must have the same size; an odd
-// width or height is padded to the next even number by repeating the last
-// column or row, because yuv420p needs even dimensions.
-// Gray levels are stored in the usual limited (TV) range of yuv420p.
-//
-// If ffmpeg fails, the error includes the tail of its stderr and the
-// partial output file is removed. If ffmpeg is not installed the error
-// wraps exec.ErrNotFound.
+// WriteMP4CRF encodes frames as H.264 (libx264, CRF crf, or lossless for
+// crf ≤ 0; the encoder's default keyframes), as WriteVideo with
+// Encoding{CRF: crf}.
 func WriteMP4CRF(ctx context.Context, path string, frames []*image.Gray, fps float64, crf int) error {
+	return writeVideo(ctx, "WriteMP4", path, frames, fps, Encoding{CRF: crf})
+}
+
+// WriteVideo encodes frames with enc (H.264 or H.265; yuv420p, one
+// thread, bit-exact flags, faststart) in an mp4 file at path with the
+// given frame rate, by piping the raw 8-bit gray frames into the ffmpeg
+// command-line program (found on PATH). All frames must have the same
+// size; an odd width or height is padded to the next even number by
+// repeating the last column or row, because yuv420p needs even
+// dimensions. Gray levels are stored in the usual limited (TV) range of
+// yuv420p.
+//
+// An invalid enc gives an error wrapping ErrInvalidEncoding. If ffmpeg
+// fails, the error includes the tail of its stderr and the partial output
+// file is removed. If ffmpeg is not installed the error wraps
+// exec.ErrNotFound; if it lacks the codec's encoder (libx265 is an
+// optional part of ffmpeg builds), the error wraps ErrEncoderMissing.
+func WriteVideo(ctx context.Context, path string, frames []*image.Gray, fps float64, enc Encoding) error {
+	return writeVideo(ctx, "WriteVideo", path, frames, fps, enc)
+}
+
+// ErrEncoderMissing is wrapped by WriteVideo's error when the ffmpeg on
+// PATH was built without the encoder the Encoding needs.
+var ErrEncoderMissing = errors.New("ffmpeg lacks the encoder")
+
+// encoders caches, per ffmpeg binary, the output of "ffmpeg -encoders".
+var encoders sync.Map // bin → string
+
+// hasEncoder reports whether the ffmpeg at bin lists the named encoder.
+func hasEncoder(ctx context.Context, bin, name string) bool {
+	list, ok := encoders.Load(bin)
+	if !ok {
+		out, err := exec.CommandContext(ctx, bin, "-hide_banner", "-nostdin", "-encoders").Output()
+		if err != nil {
+			return true // let the encoding itself report the problem
+		}
+		list, _ = encoders.LoadOrStore(bin, string(out))
+	}
+	for _, line := range strings.Split(list.(string), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[1] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// writeVideo is WriteVideo with the caller's name (op) in its errors.
+func writeVideo(ctx context.Context, op, path string, frames []*image.Gray, fps float64, enc Encoding) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := enc.Validate(); err != nil {
+		return fmt.Errorf("sim: %s %s: %w", op, path, err)
+	}
 	w, h, err := checkFrames(frames, fps)
 	if err != nil {
-		return fmt.Errorf("sim: WriteMP4 %s: %w", path, err)
+		return fmt.Errorf("sim: %s %s: %w", op, path, err)
 	}
 	bin, err := exec.LookPath("ffmpeg")
 	if err != nil {
-		return fmt.Errorf("sim: WriteMP4 %s: ffmpeg not found: %w", path, err)
+		return fmt.Errorf("sim: %s %s: ffmpeg not found: %w", op, path, err)
+	}
+	if enc.Codec == CodecH265 && !hasEncoder(ctx, bin, enc.encoderName()) {
+		return fmt.Errorf("sim: %s %s: %w: %s has no %s (H.265); install an ffmpeg built with libx265", op, path, ErrEncoderMissing, bin, enc.encoderName())
 	}
 	ew, eh := w+w%2, h+h%2
-	cmd := exec.CommandContext(ctx, bin, FFmpegArgs(path, ew, eh, fps, crf)...)
+	cmd := exec.CommandContext(ctx, bin, enc.FFmpegArgs(path, ew, eh, fps)...)
 	stderr := &tailBuffer{max: 4096}
 	cmd.Stderr = stderr
 	cmd.Stdout = io.Discard
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return fmt.Errorf("sim: WriteMP4 %s: %w", path, err)
+		return fmt.Errorf("sim: %s %s: %w", op, path, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("sim: WriteMP4 %s: starting ffmpeg: %w", path, err)
+		return fmt.Errorf("sim: %s %s: starting ffmpeg: %w", op, path, err)
 	}
 	bw := bufio.NewWriterSize(stdin, 1<<16)
 	var werr error
@@ -212,16 +353,16 @@ func WriteMP4CRF(ctx context.Context, path string, frames []*image.Gray, fps flo
 	if waitErr != nil || werr != nil {
 		_ = os.Remove(path)
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("sim: WriteMP4 %s: %w", path, ctxErr)
+			return fmt.Errorf("sim: %s %s: %w", op, path, ctxErr)
 		}
 		err := waitErr
 		if err == nil {
 			err = werr
 		}
 		if tail := stderr.String(); tail != "" {
-			return fmt.Errorf("sim: WriteMP4 %s: ffmpeg: %w; stderr: %s", path, err, tail)
+			return fmt.Errorf("sim: %s %s: ffmpeg: %w; stderr: %s", op, path, err, tail)
 		}
-		return fmt.Errorf("sim: WriteMP4 %s: ffmpeg: %w", path, err)
+		return fmt.Errorf("sim: %s %s: ffmpeg: %w", op, path, err)
 	}
 	return nil
 }
