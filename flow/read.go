@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/physd/physd/estimator"
 )
@@ -18,9 +17,10 @@ type Reading struct {
 	Dir [2]float64
 	// Noise is the rms of Z's noise, in frame pixels.
 	Noise float64
-	// Cells is how many cells have a gradient to read motion from, and
-	// Moving how many of them move with Z beyond their noise.
-	Cells, Moving int
+	// Pixels is how many pixels were read, and Moving how many of them
+	// move with Z beyond their noise (0: nothing moves, and Z is read
+	// over every pixel).
+	Pixels, Moving int
 }
 
 // Peak is the largest displacement from the mean position, in frame
@@ -51,10 +51,6 @@ var (
 	ErrShort = errors.New("flow: too few frames")
 )
 
-// significance is how many noise standard deviations a cell's loading on
-// the common motion must reach for the cell to count as moving.
-const significance = 4
-
 // edge is how far above the largest singular value of noise alone the
 // common motion's must be to be told from it.
 const edge = 1.3
@@ -64,30 +60,33 @@ const edge = 1.3
 // it the cell (an edge, a cable) reads only motion across its edge.
 const aperture = 0.05
 
+// components is how many leading components of the cells' changes are
+// weighed as the structure's motion: a compressed stream's slow drift of
+// the texture (an encoder's P-frames smoothing or sharpening it over a
+// group of pictures) and a scene's other changes are often stronger than
+// a sub-pixel motion, and coherent across cells too.
+const components = 4
+
 // Read reads the displacement of the moving part of a clip from its
 // intensity gradients. Frames and their mean I₀, the reference, are
 // smoothed alike (smooth) and g = ∇I₀ (newGrid). Each frame's difference
 // from the reference, ΔI = I − I₀, is cleared of a change of exposure,
 // a + b·(I₀ − Ī₀) fitted over the frame (a camera's gain, a keyframe's
-// brightness step). Then, in two stages:
+// brightness step). Then:
 //
-// Cells find the motion. A cell c of pixels has the structure tensor
-// S_c = Σ g gᵀ and the data b_c(t) = −Σ ΔI(t) g; its displacement solves
-// S_c d = b_c. Along S_c's eigenvectors e_k (eigenvalues λ_k) the whitened
-// rows
+// The motion's time course is found on cells of pixels (motion): each
+// cell's structure tensor S_c = Σ g gᵀ and data b_c(t) = −Σ ΔI(t) g give
+// rows along S_c's eigenvectors e_k (eigenvalues λ_k),
 //
-//	r_ck(t) = e_k·b_c(t) / √λ_k  =  √λ_k e_k·d_c(t) + noise of variance σ²,
+//	r_ck(t) = e_k·b_c(t) / √λ_k  =  √λ_k e_k·d_c(t) + noise,
 //
-// σ the pixels' noise, each divided by its own noise (its second
-// differences'), are stacked as a matrix whose leading singular vector
-// v(t) is the motion common to the cells — when its singular value
-// clears noise's (the Marchenko–Pastur edge); a cell moves when a row's
-// loading on it exceeds significance. The direction solves (Σ S_c) u =
-// Σ_k √λ_k ℓ_ck e_k over the moving cells and z(t) is their least-squares
-// common displacement along û = u/|u|, Σ_c û·b_c(t) / Σ_c û·S_c û.
+// each divided by its own noise, whose leading singular vectors are the
+// changes common to the cells; the one whose pixel responses look most
+// like a displacement is the motion's, v(t).
 //
-// Pixels then sharpen it (refine): a moving cell also holds the static
-// background's gradients, which read no motion and pull z towards zero.
+// Pixels then read it (refine): the ones that move with v, as their
+// gradients say a displacement would, give the direction and the
+// displacement, by least squares.
 func Read(c estimator.Clip) (*Reading, error) {
 	n := len(c.Frames)
 	if n < estimator.MinFrames {
@@ -118,13 +117,23 @@ func Read(c estimator.Clip) (*Reading, error) {
 		return nil, ErrFlat
 	}
 	d := g.differences(c.Frames, raw, ref, mean, tmp)
-	cz, err := g.cellStage(d, n)
-	if err != nil {
-		return nil, err
+	v, still := g.motion(d, g.rows(d, n), n)
+	// The pixels' responses to v and the direction they give over all
+	// pixels start the reading.
+	a := g.responses(d, v)
+	u, _ := g.fitDirection(a, nil)
+	z0, _ := g.read(d, n, u, nil)
+	if z0 == nil {
+		return nil, ErrFlat
 	}
-	r := g.refine(d, n, cz.z, cz.u, cz.moving == 0)
-	r = g.refine(d, n, r.Z, r.Dir, cz.moving == 0)
-	r.Cells, r.Moving = len(g.cells), cz.moving
+	r := g.refine(d, n, z0, u, still)
+	for range 2 {
+		if r.Moving == 0 {
+			break
+		}
+		r = g.refine(d, n, r.Z, r.Dir, still)
+	}
+	r.Pixels = len(g.interior)
 	return r, nil
 }
 
@@ -164,165 +173,195 @@ func (g *grid) differences(frames [][]float64, raw, ref []float64, mean float64,
 	return out
 }
 
-// cellReading is the cell stage's result: z, û, and how many cells move.
-type cellReading struct {
-	z      []float64
-	u      [2]float64
-	moving int
-}
-
-// cellStage is Read's first stage (see Read).
-func (g *grid) cellStage(d [][]float64, n int) (*cellReading, error) {
-	b := make([][2]float64, len(g.cells)*n)
-	for t := range n {
-		for k := range g.cells {
-			cl := &g.cells[k]
-			var bx, by float64
-			for _, p := range cl.pix {
-				bx -= d[t][p] * g.gx[p]
-				by -= d[t][p] * g.gy[p]
-			}
-			b[k*n+t] = [2]float64{bx, by}
-		}
-	}
+// rows are the cells' whitened rows r_ck (Read), temporal mean removed,
+// each divided by its own noise, from its second differences: smoothing
+// the frames makes the noise of a cell whose gradients vary slowly larger
+// than its √λ promises, and a compressed stream's noise differs from
+// block to block.
+func (g *grid) rows(d [][]float64, n int) [][]float64 {
 	var rows [][]float64
-	var rowCell, rowAxis []int
+	r := make([]float64, n)
+	dd := make([]float64, n-2)
 	for k := range g.cells {
 		cl := &g.cells[k]
-		for a := range 2 {
-			if cl.lam[a] < aperture*cl.lam[0] {
+		for ax := range 2 {
+			if cl.lam[ax] < aperture*cl.lam[0] {
 				continue
 			}
-			e, s := cl.vec[a], 1/math.Sqrt(cl.lam[a])
-			r := make([]float64, n)
+			e, s := cl.vec[ax], 1/math.Sqrt(cl.lam[ax])
 			for t := range n {
-				bt := b[k*n+t]
-				r[t] = (e[0]*bt[0] + e[1]*bt[1]) * s
+				var b float64
+				for _, p := range cl.pix {
+					b -= d[t][p] * (e[0]*g.gx[g.interior[p]] + e[1]*g.gy[g.interior[p]])
+				}
+				r[t] = b * s
 			}
 			center(r)
-			rows, rowCell, rowAxis = append(rows, r), append(rowCell, k), append(rowAxis, a)
-		}
-	}
-	// Each row's noise, from its second differences: smoothing the
-	// frames makes the noise of a cell whose gradients vary slowly larger
-	// than its √λ promises, so rows are weighed by their own noise.
-	nrows := make([][]float64, len(rows))
-	dd := make([]float64, n-2)
-	for j, r := range rows {
-		for t := 1; t < n-1; t++ {
-			dd[t-1] = math.Abs(r[t+1] - 2*r[t] + r[t-1])
-		}
-		sj := median(dd) / 0.6745 / math.Sqrt(6)
-		nr := make([]float64, n)
-		if sj > 0 {
+			for t := 1; t < n-1; t++ {
+				dd[t-1] = math.Abs(r[t+1] - 2*r[t] + r[t-1])
+			}
+			sj := median(dd) / 0.6745 / math.Sqrt(6)
+			if !(sj > 0) {
+				continue
+			}
+			nr := make([]float64, n)
 			for t, x := range r {
 				nr[t] = x / sj
 			}
-		}
-		nrows[j] = nr
-	}
-	v := leading(nrows, n)
-	load := make([]float64, len(rows))
-	var s1 float64
-	for j := range rows {
-		var l, nl float64
-		for t := range n {
-			l += rows[j][t] * v[t]
-			nl += nrows[j][t] * v[t]
-		}
-		load[j] = l
-		s1 += nl * nl
-		nrows[j][0] = nl // the row is done with: keep its loading
-	}
-	// Noise alone has a leading singular value up to √R + √n (the
-	// Marchenko–Pastur edge of R unit-noise rows): below it nothing
-	// moves, and the rows' loadings on it are noise fitted.
-	still := math.Sqrt(s1) < edge*(math.Sqrt(float64(len(rows)))+math.Sqrt(float64(n)))
-	use := make([]bool, len(g.cells))
-	nm := 0
-	for j := range rows {
-		if k := rowCell[j]; !still && math.Abs(nrows[j][0]) > significance && !use[k] {
-			use[k] = true
-			nm++
+			rows = append(rows, nr)
 		}
 	}
-	if nm == 0 {
-		for k := range use {
-			use[k] = true
+	return rows
+}
+
+// motion picks, among the leading components of the cell rows (singular
+// vectors by deflation) whose singular value clears noise's (the
+// Marchenko–Pastur edge √R + √n of R unit-noise rows), the one that looks
+// most like a displacement: the one whose pixel responses a_p (responses)
+// are best explained by the gradients, as a_p = −g_p·u (displacementShare).
+// A drift of the texture or a change of light changes the pixels, but
+// not as their gradients say a displacement would. still is true when no
+// component clears the noise; v is then the leading one.
+func (g *grid) motion(d [][]float64, rows [][]float64, n int) (v []float64, still bool) {
+	mp := edge * (math.Sqrt(float64(len(rows))) + math.Sqrt(float64(n)))
+	best := -1.0
+	for k := range components {
+		c := leading(rows, n)
+		var s1 float64
+		for _, r := range rows {
+			var l float64
+			for t, x := range r {
+				l += x * c[t]
+			}
+			s1 += l * l
+			for t := range r {
+				r[t] -= l * c[t]
+			}
+		}
+		if k == 0 {
+			v = c
+		}
+		if math.Sqrt(s1) < mp {
+			break
+		}
+		if sc := g.displacementShare(g.responses(d, c)); sc > best {
+			best, v = sc, c
 		}
 	}
-	// (Σ S_c) u = Σ_k √λ_k ℓ_ck e_k over the cells used.
+	return v, best < 0
+}
+
+// responses are the pixels' responses to the time course z,
+// a_p = Σ_t ΔI_p(t) z(t) / Σ_t z(t)² (z's scale, or Σ_t ΔI_p(t) z(t) for
+// a unit vector).
+func (g *grid) responses(d [][]float64, z []float64) []float64 {
+	a := make([]float64, len(g.interior))
+	var zz float64
+	for t, x := range z {
+		zz += x * x
+		for p, v := range d[t] {
+			a[p] += v * x
+		}
+	}
+	if zz > 0 {
+		for p := range a {
+			a[p] /= zz
+		}
+	}
+	return a
+}
+
+// fitDirection fits the responses a as a displacement's, a_p = −g_p·u, by
+// least squares over the pixels keep selects (nil: all), and returns û
+// (solve2) and the share of Σ a_p² the fit explains.
+func (g *grid) fitDirection(a []float64, keep []bool) ([2]float64, float64) {
 	var S [3]float64
-	var rhs [2]float64
-	for k, cl := range g.cells {
-		if use[k] {
-			S[0], S[1], S[2] = S[0]+cl.s[0], S[1]+cl.s[1], S[2]+cl.s[2]
-		}
-	}
-	for j := range rows {
-		if k := rowCell[j]; use[k] {
-			cl, a := &g.cells[k], rowAxis[j]
-			s := math.Sqrt(cl.lam[a]) * load[j]
-			rhs[0] += s * cl.vec[a][0]
-			rhs[1] += s * cl.vec[a][1]
-		}
-	}
-	u := solve2(S, rhs)
-	z := make([]float64, n)
-	var den float64
-	for k, cl := range g.cells {
-		if !use[k] {
+	var r [2]float64
+	var aa float64
+	for p, i := range g.interior {
+		if keep != nil && !keep[p] {
 			continue
 		}
-		den += u[0]*u[0]*cl.s[0] + 2*u[0]*u[1]*cl.s[1] + u[1]*u[1]*cl.s[2]
+		gx, gy := g.gx[i], g.gy[i]
+		S[0] += gx * gx
+		S[1] += gx * gy
+		S[2] += gy * gy
+		r[0] -= a[p] * gx
+		r[1] -= a[p] * gy
+		aa += a[p] * a[p]
+	}
+	u := solve2(S, r)
+	det := S[0]*S[2] - S[1]*S[1]
+	if !(det > 0) || !(aa > 0) {
+		return u, 0
+	}
+	ux, uy := (S[2]*r[0]-S[1]*r[1])/det, (S[0]*r[1]-S[1]*r[0])/det
+	// Explained: the fitted responses' energy, uᵀ S u.
+	return u, (ux*ux*S[0] + 2*ux*uy*S[1] + uy*uy*S[2]) / aa
+}
+
+// displacementShare is the share of Σ a_p² that a_p = −g_p·u explains.
+func (g *grid) displacementShare(a []float64) float64 {
+	_, s := g.fitDirection(a, nil)
+	return s
+}
+
+// read is the least-squares displacement along u of the pixels keep
+// selects (nil: all),
+//
+//	z(t) = −Σ_p ΔI_p(t) (g_p·u) / Σ_p (g_p·u)²,
+//
+// about its mean, and its denominator; nil when no pixel has a gradient
+// along u.
+func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool) ([]float64, float64) {
+	z := make([]float64, n)
+	var den float64
+	for p, i := range g.interior {
+		if keep != nil && !keep(p) {
+			continue
+		}
+		gu := g.gx[i]*u[0] + g.gy[i]*u[1]
+		if gu == 0 {
+			continue
+		}
+		den += gu * gu
 		for t := range n {
-			bt := b[k*n+t]
-			z[t] += u[0]*bt[0] + u[1]*bt[1]
+			z[t] -= d[t][p] * gu
 		}
 	}
 	if !(den > 0) {
-		return nil, ErrFlat
+		return nil, 0
 	}
 	for t := range z {
 		z[t] /= den
 	}
 	center(z)
-	return &cellReading{z: z, u: u, moving: nm}, nil
+	return z, den
 }
 
-// refine is Read's second stage; still when the cells found nothing
-// moving, and it then reads z over every pixel. Each pixel's response to the motion
-// read so far, a_p = Σ_t ΔI_p(t) z(t) / Σ_t z(t)², is −g_p·u for a pixel
-// that moves with it and 0 for one that stays; the pixels whose a_p is
-// significant (beyond 3 σ_a, σ_a = σ/√Σz², σ the pixels' residual noise)
-// and of −g_p·û's sign move. Over them the direction solves
-// (Σ g gᵀ) u = −Σ a_p g_p and the displacement along û is the least
-// squares
-//
-//	z(t) = −Σ_p ΔI_p(t) (g_p·û) / Σ_p (g_p·û)²,
-//
-// with noise σ/√Σ_p (g_p·û)², or the spread between two halves of the
-// moving pixels (alternate cells) read apart, less what they share with
-// z, when that is larger: compressed video's noise is not independent
-// from pixel to pixel.
+// refine reads the displacement again from the pixels that move with z0
+// along u. A pixel's response a_p (responses) is −g_p·u for a pixel that
+// moves with z0 (on its scale) and 0 for one that stays: the moving ones
+// are those whose a_p is significant (beyond 3 σ_a, σ_a = σ/√Σz0², σ the
+// pixels' median residual noise) and whose ratio ρ_p = −a_p/(g_p·û) is
+// within a factor of two of the median ratio of the significant ones —
+// a background pixel a compressed stream changes with the motion (an
+// encoder's motion vectors bleed into the blocks around a moving edge)
+// is significant too, but not as its gradient says. Over the moving
+// pixels the direction is fitted again (fitDirection) and z read along it
+// (read), with noise σ/√Σ_p (g_p·û)², or the spread between two halves of
+// the moving pixels (alternate cells) read apart, less what they share
+// with z, when that is larger: compressed video's noise is not
+// independent from pixel to pixel. With fewer than minMoving moving
+// pixels, or still, z is read over every pixel.
 func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bool) *Reading {
 	var zz float64
 	for _, v := range z0 {
 		zz += v * v
 	}
+	a := g.responses(d, z0)
 	P := len(g.interior)
-	a := make([]float64, P)
 	res := make([]float64, P)
-	if zz > 0 {
-		for t := range n {
-			for p, v := range d[t] {
-				a[p] += v * z0[t]
-			}
-		}
-		for p := range a {
-			a[p] /= zz
-		}
-	}
 	for t := range n {
 		for p, v := range d[t] {
 			e := v - a[p]*z0[t]
@@ -332,94 +371,69 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 	for p := range res {
 		res[p] = math.Sqrt(res[p] / float64(n-1))
 	}
-	sigma := median(slices.Clone(res))
-	sa := math.Inf(1)
-	if zz > 0 {
-		sa = sigma / math.Sqrt(zz)
-	}
+	sigma := median(res)
 	moves := make([]bool, P)
-	var S [3]float64
-	var rhs [2]float64
 	count := 0
-	for p, i := range g.interior {
-		gu := g.gx[i]*u[0] + g.gy[i]*u[1]
-		if math.Abs(a[p]) > 3*sa && a[p]*gu < 0 {
-			moves[p] = true
-			count++
-			S[0] += g.gx[i] * g.gx[i]
-			S[1] += g.gx[i] * g.gy[i]
-			S[2] += g.gy[i] * g.gy[i]
-			rhs[0] -= a[p] * g.gx[i]
-			rhs[1] -= a[p] * g.gy[i]
+	if !still && zz > 0 {
+		sa := sigma / math.Sqrt(zz)
+		rho := make([]float64, P)
+		var sig []float64
+		for p, i := range g.interior {
+			gu := g.gx[i]*u[0] + g.gy[i]*u[1]
+			if gu != 0 && math.Abs(a[p]) > 3*sa {
+				rho[p] = -a[p] / gu
+				if rho[p] > 0 {
+					sig = append(sig, rho[p])
+				}
+			}
+		}
+		if len(sig) > 0 {
+			m := median(sig)
+			for p := range rho {
+				if rho[p] > m/4 && rho[p] < 4*m {
+					moves[p] = true
+					count++
+				}
+			}
 		}
 	}
-	if still || count < minMoving(P) {
-		// Nothing moves beyond the noise (a few pixels pass 3σ by
-		// chance): z over every pixel.
+	if count < minMoving(P) {
 		count = 0
 		for p := range moves {
 			moves[p] = true
 		}
 	} else {
-		u = solve2(S, rhs)
+		u, _ = g.fitDirection(a, moves)
 	}
-	read := func(keep func(p int) bool) ([]float64, float64) {
-		z := make([]float64, n)
-		var den float64
-		for p, i := range g.interior {
-			if !keep(p) {
-				continue
-			}
-			gu := g.gx[i]*u[0] + g.gy[i]*u[1]
-			den += gu * gu
-			for t := range n {
-				z[t] -= d[t][p] * gu
-			}
-		}
-		if !(den > 0) {
-			return nil, 0
-		}
-		for t := range z {
-			z[t] /= den
-		}
-		center(z)
-		return z, den
-	}
-	z, den := read(func(p int) bool { return moves[p] })
+	z, den := g.read(d, n, u, func(p int) bool { return moves[p] })
 	if z == nil {
 		return &Reading{Z: z0, Dir: u, Noise: math.Inf(1)}
 	}
 	noise := sigma / math.Sqrt(den)
-	half := func(h int) func(int) bool {
-		return func(p int) bool { return moves[p] && g.cellOf[p]%2 == h }
-	}
-	za, _ := read(half(0))
-	zb, _ := read(half(1))
+	za, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 0 })
+	zb, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 1 })
 	if za != nil && zb != nil {
-		diff := make([]float64, n)
-		var dz, zz float64
-		for t := range diff {
-			diff[t] = za[t] - zb[t]
-			dz += diff[t] * z[t]
-			zz += z[t] * z[t]
+		var dz, z2 float64
+		for t := range z {
+			dz += (za[t] - zb[t]) * z[t]
+			z2 += z[t] * z[t]
 		}
 		var s float64
-		for t := range diff {
-			e := diff[t]
-			if zz > 0 {
-				e -= dz / zz * z[t]
+		for t := range z {
+			e := za[t] - zb[t]
+			if z2 > 0 {
+				e -= dz / z2 * z[t]
 			}
 			s += e * e
 		}
 		noise = max(noise, math.Sqrt(s/float64(n))/2)
 	}
-	return &Reading{Z: z, Dir: u, Noise: noise}
+	return &Reading{Z: z, Dir: u, Noise: noise, Moving: count}
 }
 
 // minMoving is the fewest pixels of p that read a motion: fewer pass
 // the 3σ test by chance alone.
 func minMoving(p int) int { return max(16, p/200) }
-
 // solve2 solves the symmetric 2×2 system S u = r, S given as (xx, xy, yy),
 // and returns u as a unit vector with a fixed sign (pointing right, or
 // down when vertical). A singular S (every edge of one direction) reads

@@ -47,8 +47,11 @@ func TestReadFollowsSubPixelMotion(t *testing.T) {
 				syy += z * z
 			}
 			slope, corr := sxy/sxx, sxy/math.Sqrt(sxx*syy)
-			if corr < 0.99 || math.Abs(math.Abs(slope)-1) > 0.05 {
-				t.Errorf("Z against the displacement: slope %.4f, correlation %.5f (want |slope| 1 ± 0.05, correlation ≥ 0.99)", slope, corr)
+			// The scale: a sharp edge's pixels move partly (the one the
+			// edge crosses), and which of them count as moving shifts the
+			// scale by a few percent (refine's ratio band).
+			if corr < 0.99 || math.Abs(math.Abs(slope)-1) > 0.08 {
+				t.Errorf("Z against the displacement: slope %.4f, correlation %.5f (want |slope| 1 ± 0.08, correlation ≥ 0.99)", slope, corr)
 			}
 			if got := math.Abs(r.Dir[0]*tc.dx + r.Dir[1]*tc.dy); got < 0.99 {
 				t.Errorf("direction %v, |cos| to the truth %.4f", r.Dir, got)
@@ -64,9 +67,9 @@ func TestReadFollowsSubPixelMotion(t *testing.T) {
 				t.Errorf("noise %.3g px, residual about the truth %.3g px", r.Noise, res)
 			}
 			if r.Moving == 0 {
-				t.Errorf("no cell moving of %d", r.Cells)
+				t.Errorf("no pixel moving of %d", r.Pixels)
 			}
-			t.Logf("slope %.4f, correlation %.5f, amplitude %.4f (peak %.4f), noise %.2g, residual %.2g, %d of %d cells moving", slope, corr, r.Amplitude(), r.Peak(), r.Noise, res, r.Moving, r.Cells)
+			t.Logf("slope %.4f, correlation %.5f, amplitude %.4f (peak %.4f), noise %.2g, residual %.2g, %d of %d pixels moving", slope, corr, r.Amplitude(), r.Peak(), r.Noise, res, r.Moving, r.Pixels)
 		})
 	}
 }
@@ -79,12 +82,12 @@ func TestReadStill(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r.Moving != 0 {
-		t.Errorf("%d cells of a still scene move", r.Moving)
+		t.Errorf("%d pixels of a still scene move", r.Moving)
 	}
 	if r.Amplitude() > 3*r.Noise {
 		t.Errorf("a still scene reads amplitude %.3g px against noise %.3g px", r.Amplitude(), r.Noise)
 	}
-	t.Logf("amplitude %.3g, noise %.3g, %d of %d cells moving", r.Amplitude(), r.Noise, r.Moving, r.Cells)
+	t.Logf("amplitude %.3g, noise %.3g, %d of %d pixels moving", r.Amplitude(), r.Noise, r.Moving, r.Pixels)
 }
 
 // A flat frame has nothing to read.
