@@ -527,7 +527,8 @@ func (s Structure) Truth() StructureTruth {
 	return t
 }
 
-// PCG streams of a Structure's random draws.
+// Streams of a Structure's random draws: the textures hash the seed
+// with their stream, the noise seeds one PCG per frame from it.
 const (
 	streamBackground = 0x6267746578 // "bgtex"
 	streamSurface    = 0x7375726678 // "surfx"
