@@ -25,7 +25,8 @@
 // frames as a camera stream would ([Encoding]: H.264 or H.265, CRF and
 // keyframe interval).
 //
-// Everything is deterministic: the only source of randomness is a
-// math/rand/v2 generator seeded from [Scene.Seed], so the same scene always
+// Everything is deterministic: the only sources of randomness are
+// math/rand/v2 generators seeded from [Scene.Seed] or [Structure.Seed] (and,
+// for a Structure's textures, a hash of that seed), so the same scene always
 // gives byte-identical frames.
 package sim

@@ -473,21 +473,35 @@ type ModeTruth struct {
 // StructureTruth is the ground truth of a Structure clip (after defaults)
 // in a form meant for JSON.
 type StructureTruth struct {
-	Object       ObjectKind  `json:"object"`
-	W            int         `json:"width"`
-	H            int         `json:"height"`
-	FPS          float64     `json:"fps"`
-	Frames       int         `json:"frames"`
-	Duration     float64     `json:"duration_s"`
-	DirectionDeg float64     `json:"direction_deg"`
-	SizePx       float64     `json:"size_px,omitempty"`
-	Noise        float64     `json:"noise"`
-	Blur         float64     `json:"blur_px,omitempty"`
-	Seed         int64       `json:"seed"`
-	Excitation   Excitation  `json:"excitation"`
-	Background   Texture     `json:"background"`
-	Surface      Texture     `json:"surface"`
-	Modes        []ModeTruth `json:"modes"`
+	// Object is the structure shown.
+	Object ObjectKind `json:"object"`
+	// W and H are the frame size in pixels.
+	W int `json:"width"`
+	H int `json:"height"`
+	// FPS is the frame rate and Frames the number of frames.
+	FPS    float64 `json:"fps"`
+	Frames int     `json:"frames"`
+	// Duration is the requested clip length in seconds.
+	Duration float64 `json:"duration_s"`
+	// DirectionDeg is the direction of motion in degrees (0 right, 90
+	// down).
+	DirectionDeg float64 `json:"direction_deg"`
+	// SizePx is the object's size in pixels (0 for the beam).
+	SizePx float64 `json:"size_px,omitempty"`
+	// Noise is the pixel noise's standard deviation, fraction of full
+	// scale (0: none).
+	Noise float64 `json:"noise"`
+	// Blur is the lens blur's standard deviation in pixels (0: none).
+	Blur float64 `json:"blur_px,omitempty"`
+	// Seed is the seed of the textures and the noise.
+	Seed int64 `json:"seed"`
+	// Excitation is how the modes are driven.
+	Excitation Excitation `json:"excitation"`
+	// Background and Surface are the textures (contrast 0: flat).
+	Background Texture `json:"background"`
+	Surface    Texture `json:"surface"`
+	// Modes holds each mode with its γ0, γ1 and damped frequency.
+	Modes []ModeTruth `json:"modes"`
 	// Gamma0 and Gamma1 repeat the single mode's γ0 and γ1; they are nil
 	// unless the structure has exactly one mode.
 	Gamma0 *float64 `json:"gamma0,omitempty"`
@@ -513,7 +527,8 @@ func (s Structure) Truth() StructureTruth {
 	return t
 }
 
-// PCG streams of a Structure's random draws.
+// Streams of a Structure's random draws: the textures hash the seed
+// with their stream, the noise seeds one PCG per frame from it.
 const (
 	streamBackground = 0x6267746578 // "bgtex"
 	streamSurface    = 0x7375726678 // "surfx"
