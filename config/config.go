@@ -438,6 +438,12 @@ type Camera struct {
 	Mode Mode `yaml:"mode"`
 	// Window overrides the global Windows for this camera.
 	Window WindowOverride `yaml:"window"`
+	// Scale maps the source's pixels to millimetres on the structure, so
+	// that amplitudes are also reported in millimetres; zero reports
+	// them in pixels only. A camera's zones take it unless they have
+	// their own. A reload applies a change of it without restarting the
+	// camera (see Diff).
+	Scale Scale `yaml:"scale"`
 	// Zones are several watched objects in this camera's picture, each
 	// with its own pipeline (see Zone), so that two cables in one view
 	// cost one decode instead of two cameras on the same stream. Empty:
@@ -483,6 +489,10 @@ type Zone struct {
 	// field keeps the global value, so one object can alert on a smaller
 	// drift than its neighbours.
 	Alerts AlertsOverride `yaml:"alerts"`
+	// Scale replaces the camera's scale for this zone unless it is zero:
+	// the whole scale, not field by field (an object nearer the camera
+	// than its neighbours spans more pixels per millimetre).
+	Scale Scale `yaml:"scale"`
 }
 
 // EstimatorOverride overrides the per-window tuning of the global
@@ -555,15 +565,19 @@ func override[T comparable](dst *T, v T) {
 }
 
 // ZoneCamera returns the Camera z's pipeline runs as: c with z's ROI, z's
-// Size unless 0, z's non-zero Window fields over c's, and no Zones.
-// Everything else (Name, Source, Reference, FPS, Binarize, Mode) is c's, so
-// Config.Effective of the result is everything that decides how the zone
-// is processed. The result shares c's slices (Source.Synthetic.V0).
+// Size unless 0, z's non-zero Window fields over c's, z's Scale unless it
+// is zero, and no Zones. Everything else (Name, Source, Reference, FPS,
+// Binarize, Mode) is c's, so Config.Effective of the result is everything
+// that decides how the zone is processed. The result shares c's slices
+// (Source.Synthetic.V0, Scale.Points).
 func (c Camera) ZoneCamera(z Zone) Camera {
 	zc := c
 	zc.ROI = z.ROI
 	if z.Size != 0 {
 		zc.Size = z.Size
+	}
+	if !z.Scale.IsZero() {
+		zc.Scale = z.Scale
 	}
 	if z.Window.Length != 0 {
 		zc.Window.Length = z.Window.Length
@@ -785,8 +799,9 @@ func Default() *Config {
 
 // DefaultCamera returns the defaults every camera entry of a config file
 // starts from: a synthetic underdamped pendulum released from 50° at rest
-// every minute, whole frame, single mode, global windows, no zones. Its Name
-// is empty. (Zones is empty rather than nil, as a file's "zones: []" reads.)
+// every minute, whole frame, single mode, global windows, no scale, no
+// zones. Its Name is empty. (Zones and Scale.Points are empty rather than
+// nil, as a file's "zones: []" and "points: []" read.)
 func DefaultCamera() Camera {
 	return Camera{
 		Source: Source{
@@ -807,6 +822,7 @@ func DefaultCamera() Camera {
 			},
 		},
 		Mode:  ModeSingle,
+		Scale: Scale{Points: [][]float64{}},
 		Zones: []Zone{},
 	}
 }

@@ -12,7 +12,10 @@ import (
 type Effective struct {
 	// Camera is the camera's entry with its window overrides resolved:
 	// Camera.Window holds the effective length and hop. Its Zones are the
-	// entry's; Diff leaves them out (see ZoneDiff).
+	// entry's; Diff leaves them out (see ZoneDiff). Its Scale is zero:
+	// the scale does not change how the camera is processed, only the
+	// units its amplitudes are also reported in, and a reload applies it
+	// to the running camera (LineScale).
 	Camera Camera
 	// Window is Camera.EffectiveWindow(Config.Windows).
 	Window Windows
@@ -37,6 +40,7 @@ func (c *Config) Effective(cam Camera) Effective {
 		Alerts:    c.Alerts,
 	}
 	e.Camera.Window = WindowOverride{Length: e.Window.Length, Hop: e.Window.Hop}
+	e.Camera.Scale = Scale{}
 	if cam.Mode == ModeEvents {
 		e.Events = c.Events
 	}
@@ -63,6 +67,9 @@ func perCameraSections() []string {
 // nothing of its own but its stream: it is changed when its own entry
 // (Zones aside) is, and a change of the global sections reaches only its
 // zones, through ZoneDiff.
+//
+// Scales are left out too, the cameras' and the zones': a reload applies
+// them to the running lines (LineScale) without a restart.
 //
 // added and changed follow new's order, removed follows old's. A nil
 // Config has no cameras.
@@ -104,6 +111,7 @@ func cameraChanged(old, new *Config, o, n Camera) bool {
 		return true
 	}
 	o.Zones, n.Zones = nil, nil
+	o.Scale, n.Scale = Scale{}, Scale{}
 	if zonedNew {
 		return !equalValues(reflect.ValueOf(o), reflect.ValueOf(n))
 	}
@@ -149,6 +157,25 @@ func ZoneDiff(old, new *Config, camera string) (added, removed, changed []string
 		}
 	}
 	return added, removed, changed
+}
+
+// LineScale returns the scale of a line of c — a camera's (zone "") or
+// one of its zones' — as its reports use it: the zone's own scale unless
+// it is zero, else the camera's (Camera.ZoneCamera). ok is false when c
+// has no such camera or zone.
+func (c *Config) LineScale(camera, zone string) (s Scale, ok bool) {
+	cam, ok := c.Camera(camera)
+	if !ok {
+		return Scale{}, false
+	}
+	if zone == "" {
+		return cam.Scale, true
+	}
+	z, ok := cam.Zone(zone)
+	if !ok {
+		return Scale{}, false
+	}
+	return cam.ZoneCamera(z).Scale, true
 }
 
 // ZonesChanged returns the cameras, in new's order, that are in both old

@@ -632,6 +632,7 @@ func (v *validator) camera(p string, c Camera, all *Config) {
 		v.errorf(p+".source.synthetic.event_every", "is 0 (one release) but mode is events, which needs several; want > 0")
 	}
 	windowOK := v.windowOverride(p+".window", c.Window, &global, "camera", "windows.length", "windows.hop")
+	v.scale(p+".scale", fmt.Sprintf("camera %q", c.Name), c.Scale)
 	v.zones(p, c, all, windowOK)
 }
 
@@ -690,6 +691,7 @@ func (v *validator) zones(p string, c Camera, all *Config, windowOK bool) {
 		}
 		v.windowOverride(zp+".window", z.Window, base, "zone", "the camera's window length", "the camera's hop")
 		v.zoneOverrides(zp, z, all)
+		v.scale(zp+".scale", fmt.Sprintf("zone %q of camera %q", z.Name, c.Name), z.Scale)
 		if !ValidCameraName(z.Name) {
 			continue
 		}

@@ -302,8 +302,9 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 }
 
 // Reload applies a new configuration: cameras that were added start,
-// removed ones stop, changed ones restart; the others are not touched.
-// Changes outside the cameras need a restart and are only logged.
+// removed ones stop, changed ones restart; the others are not touched but
+// for their scales, which apply at once (applyScales). Changes outside
+// the cameras need a restart and are only logged.
 func (d *Daemon) Reload(next *config.Config) {
 	d.mu.Lock()
 	old := d.cfg
@@ -372,7 +373,26 @@ func (d *Daemon) Reload(next *config.Config) {
 		}
 		d.log.Info("zones reloaded", "camera", name, "added", za, "removed", zr, "changed", zc)
 	}
+	d.applyScales(next)
 	d.log.Info("configuration reloaded", "added", added, "removed", removed, "changed", changed)
+}
+
+// applyScales sets every running line's scale from cfg (config.LineScale):
+// a scale change restarts nothing (config.Diff leaves it out), and the
+// line's next window is reported with it.
+func (d *Daemon) applyScales(cfg *config.Config) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range d.lines {
+		s, ok := cfg.LineScale(l.cfg.Name, l.zone)
+		if !ok || l.spec.sourceOnly { // a camera with zones reports no windows itself
+			continue
+		}
+		if mm := s.MMPerPx(); mm != l.scale.get() {
+			l.scale.set(mm)
+			l.log.Info("scale applied", "mm_per_px", mm)
+		}
+	}
 }
 
 // HTTPAddr is the address physd's HTTP endpoint listens on, once Run has

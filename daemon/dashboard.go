@@ -167,6 +167,8 @@ type dashDetail struct {
 type dashEstimate struct {
 	WindowEnd time.Time `json:"window_end"`
 	dashPhysics
+	// Amplitude is the estimate's window's (absent: not measured).
+	Amplitude *wire.Amplitude `json:"amplitude,omitempty"`
 }
 
 // dashPhysics is the physics a window or an estimate shows: γ, f_n and ζ
@@ -223,6 +225,10 @@ type dashCard struct {
 	Skipped       int64            `json:"windows_skipped"`
 	Encoder       wire.EncoderInfo `json:"encoder"`
 	Estimate      *dashEstimate    `json:"estimate"`
+	// Amplitude is the newest estimated window's displacement amplitude
+	// and noise floor, certified or not, in pixels and, with a scale,
+	// millimetres (null: not measured, or no window yet).
+	Amplitude *wire.Amplitude `json:"amplitude"`
 	// ROI is the configured region of interest {x, y, w, h} in source
 	// pixels (null: the whole frame); Size the side of the frames the
 	// estimator gets (frame.png).
@@ -278,6 +284,7 @@ type camDash struct {
 	training  bool
 	alerting  bool
 	lastCert  bool
+	amp       *wire.Amplitude // the newest estimated window's
 	frame     stream.Frame
 	haveFrame bool
 }
@@ -364,6 +371,7 @@ func (c *line) recordWindow(d *wire.Diagnostic, r *estimator.Result, info *wire.
 	}
 	if d.Verdict != "skipped" {
 		cd.lastCert = d.Certified
+		cd.amp = d.Amplitude
 	}
 	cd.mu.Unlock()
 	if cd.hub.listening() {
@@ -471,12 +479,12 @@ func (c *line) card() dashCard {
 	if est != nil {
 		k.Estimate = &dashEstimate{WindowEnd: est.WindowEnd, dashPhysics: dashPhysics{Gamma0: num(est.Gamma0), Gamma0Sigma: num(est.Gamma0Sigma),
 			Gamma1: num(est.Gamma1), Gamma1Sigma: num(est.Gamma1Sigma), Fn: num(est.Fn), FnSigma: num(est.FnSigma),
-			Zeta: num(est.Zeta), ZetaSigma: num(est.ZetaSigma), Regime: est.Regime}}
+			Zeta: num(est.Zeta), ZetaSigma: num(est.ZetaSigma), Regime: est.Regime}, Amplitude: est.Amplitude}
 	}
 	if cd := c.dash; cd != nil {
 		k.Source, k.Error = cd.clean(k.Source), cd.clean(k.Error)
 		cd.mu.Lock()
-		k.Training, k.Alerting, k.LastCertified, k.Frame = cd.training, cd.alerting, cd.lastCert, cd.haveFrame
+		k.Training, k.Alerting, k.LastCertified, k.Frame, k.Amplitude = cd.training, cd.alerting, cd.lastCert, cd.haveFrame, cd.amp
 		cd.mu.Unlock()
 		if th, ok := cd.thumb.Latest(); ok {
 			k.Thumb = &dashThumb{W: th.W, H: th.H, SrcW: th.SrcW, SrcH: th.SrcH, Taken: th.Taken}

@@ -114,6 +114,9 @@ type line struct {
 	g                     goroutines
 	alertsBase            *wire.Baseline // restored when built, for the reporting stage
 	ownSource, noUpstream sourceState
+	// scale is the line's millimetres per source pixel: its camera's (or
+	// zone's) scale when built, and a reload's since (applyScales).
+	scale lineScale
 }
 
 // shared is what the lines of a daemon share: its bus and board name, its
@@ -141,6 +144,7 @@ func newLine(s lineSpec, sh shared, cam *camera) *line {
 	l := &line{spec: s, cfg: s.cam, zone: s.zone, log: s.log, src: s.src, bus: sh.bus, node: sh.node, onEst: sh.onEst,
 		gate: sh.gate, trainTime: sh.trainTime, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), rec: newRecord(), dash: s.dash}
 	l.attachTo(cam)
+	l.scale.set(s.cam.Scale.MMPerPx())
 	l.source.set(wire.StateStarting, "")
 	l.alertsBase = loadBaseline(s.dir, s.log)
 	l.rec.setBaseline(l.alertsBase)
@@ -207,5 +211,5 @@ func (l *line) reporter() *reporter {
 	s := l.spec
 	return &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
 		trainTime: l.trainTime, alerts: newAlerter(s.cam.Name, s.alerts, l.alertsBase), rec: l.rec, dash: l.dash, work: &l.work,
-		window: l.recordWindow}
+		scale: &l.scale, window: l.recordWindow}
 }

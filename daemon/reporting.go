@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
 	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
 )
@@ -27,8 +29,37 @@ type reporter struct {
 	rec          *record
 	dash         *camDash
 	work         *stageWork
+	// scale is the line's millimetres per source pixel, for the
+	// amplitudes (nil: none).
+	scale *lineScale
 	// window tells the line's dashboard of a finished window.
 	window func(*wire.Diagnostic, *estimator.Result, *wire.EncoderInfo)
+}
+
+// lineScale is a line's millimetres per source pixel (0: no scale), read
+// by its reporting stage at each window and set again by a reload
+// (Daemon.applyScales): a scale change needs no restart.
+type lineScale struct{ bits atomic.Uint64 }
+
+// set stores the scale.
+func (s *lineScale) set(mmPerPx float64) { s.bits.Store(math.Float64bits(mmPerPx)) }
+
+// get returns the scale; 0 for a nil *lineScale.
+func (s *lineScale) get() float64 {
+	if s == nil {
+		return 0
+	}
+	return math.Float64frombits(s.bits.Load())
+}
+
+// amplitudeOf is a window's amplitude as its messages carry it: a's
+// pixels, and millimetres at mmPerPx when that is above 0; nil when a is
+// nil (not measured) or not a finite amplitude (wire.NewAmplitude).
+func amplitudeOf(a *flow.Amplitude, mmPerPx float64) *wire.Amplitude {
+	if a == nil {
+		return nil
+	}
+	return wire.NewAmplitude(a.Px, a.NoisePx, a.Readout, mmPerPx)
 }
 
 // run publishes each outcome of in until the learning stage closes it.
@@ -38,17 +69,20 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 		t0 := time.Now()
 		switch {
 		case o.skipped:
-			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil)
+			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil, nil)
 		case o.err != nil:
 			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", o.err)
-			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil)
+			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil, nil)
 		default:
 			v := o.verdict
 			c.trainTime.Observe(o.train.Seconds())
 			c.rec.judged(string(v.Status), o.info)
-			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, v)
+			// One scale for the window's diagnostic and estimate, should
+			// a reload change it meanwhile.
+			amp := amplitudeOf(o.amp, c.scale.get())
+			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, v)
 			if v.Certified && !j.single {
-				c.publishEstimate(ctx, j, o.res, o.info, v)
+				c.publishEstimate(ctx, j, o.res, o.info, amp, v)
 			}
 		}
 		c.work.add(stagePublish, t0)
@@ -57,10 +91,13 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 
 func ptr(v float64) *float64 { return &v }
 
-func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, v ...window.Verdict) {
+// publishDiag publishes a window's diagnostic: its verdict and reasons,
+// the estimate r and encoder info when one was made, its amplitude amp
+// (nil: not measured) and its certificate v (when judged).
+func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, amp *wire.Amplitude, v ...window.Verdict) {
 	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons, LoneEvent: j.single}
+		Reasons: reasons, LoneEvent: j.single, Amplitude: amp}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
 		// until the next one), and a pointer into the caller's outcome
@@ -96,12 +133,14 @@ func finitePtr(v float64) *float64 {
 	return ptr(v)
 }
 
-func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, v window.Verdict) {
+// publishEstimate publishes a certified window's estimate, with its
+// amplitude amp (nil: not measured), and any alert it raises or clears.
+func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, v window.Verdict) {
 	ph := r.Physics
 	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
-		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info}
+		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info, Amplitude: amp}
 	if err := c.bus.publish(ctx, &e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
@@ -36,6 +37,9 @@ type outcome struct {
 	verdict window.Verdict
 	info    wire.EncoderInfo
 	train   time.Duration
+	// amp is the window's displacement amplitude in source pixels (nil:
+	// not measured); the reporting stage adds the line's scale.
+	amp     *flow.Amplitude
 	err     error // the window could not be estimated
 	skipped bool  // a newer window replaced this one before it was fitted
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/physd/physd/config"
@@ -46,6 +47,87 @@ type Estimate struct {
 	// Certificate is the full verdict: coverage, conditioning, residual.
 	Certificate window.Verdict `json:"certificate"`
 	Encoder     EncoderInfo    `json:"encoder"`
+	// Amplitude is how far the window's region moved and the smallest
+	// motion its video resolves; absent when it could not be measured.
+	Amplitude *Amplitude `json:"amplitude,omitempty"`
+}
+
+// Amplitude is a window's displacement amplitude and noise floor, in the
+// source's pixels and, when the camera (or zone) has a scale
+// (config.Scale), in millimetres on the structure. The millimetre fields
+// are all present or all absent; NewAmplitude makes one.
+type Amplitude struct {
+	// Px is the displacement's amplitude in source pixels (√2 × its rms
+	// about the window's mean: a sinusoid's peak).
+	Px float64 `json:"px"`
+	// NoisePx is the rms of the readout's noise in source pixels: the
+	// smallest motion the video resolves.
+	NoisePx float64 `json:"noise_px"`
+	// MM and NoiseMM are Px and NoisePx in millimetres, MMPerPx the
+	// scale that made them; absent without a scale.
+	MM      *float64 `json:"mm,omitempty"`
+	NoiseMM *float64 `json:"noise_mm,omitempty"`
+	MMPerPx *float64 `json:"mm_per_px,omitempty"`
+	// Readout names what measured the displacement: "flow" (intensity
+	// gradients) or a tracked object.
+	Readout string `json:"readout"`
+}
+
+// NewAmplitude returns the amplitude px and noise floor noisePx (source
+// pixels) measured by readout, in millimetres too when mmPerPx is above 0
+// (and finite). It returns nil when px or noisePx is negative or not
+// finite: a message cannot carry such an amplitude (JSON has no NaN), and
+// none is better than a wrong one.
+func NewAmplitude(px, noisePx float64, readout string, mmPerPx float64) *Amplitude {
+	if !finiteNonNegative(px) || !finiteNonNegative(noisePx) {
+		return nil
+	}
+	a := &Amplitude{Px: px, NoisePx: noisePx, Readout: readout}
+	if mmPerPx > 0 && !math.IsInf(mmPerPx, 0) {
+		mm, noise, scale := px*mmPerPx, noisePx*mmPerPx, mmPerPx
+		a.MM, a.NoiseMM, a.MMPerPx = &mm, &noise, &scale
+	}
+	return a
+}
+
+// finiteNonNegative reports whether v is a finite number ≥ 0.
+func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+
+// check tests the values the schema constrains: px and noise_px ≥ 0, and
+// mm, noise_mm ≥ 0 with mm_per_px > 0, all three or none.
+func (a *Amplitude) check() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"px", a.Px}, {"noise_px", a.NoisePx}} {
+		if f.v < 0 {
+			return fmt.Errorf("field amplitude.%s: is %g, want ≥ 0", f.name, f.v)
+		}
+	}
+	mm := []struct {
+		name string
+		v    *float64
+	}{{"mm", a.MM}, {"noise_mm", a.NoiseMM}, {"mm_per_px", a.MMPerPx}}
+	set := 0
+	for _, f := range mm {
+		if f.v != nil {
+			set++
+		}
+	}
+	if set == 0 {
+		return nil
+	}
+	for _, f := range mm {
+		switch {
+		case f.v == nil:
+			return fmt.Errorf("field amplitude.%s: missing; mm, noise_mm and mm_per_px come together", f.name)
+		case f.name == "mm_per_px" && !(*f.v > 0):
+			return fmt.Errorf("field amplitude.%s: is %g, want > 0", f.name, *f.v)
+		case *f.v < 0:
+			return fmt.Errorf("field amplitude.%s: is %g, want ≥ 0", f.name, *f.v)
+		}
+	}
+	return nil
 }
 
 // EncoderInfo says which encoder made an estimate and what it cost.
@@ -84,6 +166,10 @@ type Diagnostic struct {
 	Gamma1Sigma *float64        `json:"gamma1_sigma,omitempty"`
 	Certificate *window.Verdict `json:"certificate,omitempty"`
 	Encoder     *EncoderInfo    `json:"encoder,omitempty"`
+	// Amplitude is the window's displacement amplitude and noise floor,
+	// certified or not (a window refused for too little motion shows how
+	// little); absent when it was not measured.
+	Amplitude *Amplitude `json:"amplitude,omitempty"`
 	// LoneEvent marks the window of a lone event (the events mode's
 	// single trajectory, published as a diagnostic only). Not in the
 	// JSON: it only tells the message's id from a window's (ID).
@@ -244,7 +330,8 @@ func MsgID(node, camera, kind string, start, end time.Time) string {
 // schema (docs/schema/estimate.v1.json): the schema string, every required
 // field present, and the values a certified estimate has (a camera name,
 // frames and events ≥ 1, σ ≥ 0, a known regime, certified true, the window
-// not ending before it starts). An error names the field.
+// not ending before it starts, an amplitude's numbers ≥ 0 and its
+// millimetres all there or none). An error names the field.
 func DecodeEstimate(data []byte) (*Estimate, error) {
 	var e Estimate
 	if err := json.Unmarshal(data, &e); err != nil {
@@ -290,6 +377,11 @@ func (e *Estimate) check() error {
 	}{{"gamma0_sigma", e.Gamma0Sigma}, {"gamma1_sigma", e.Gamma1Sigma}, {"fn_sigma", e.FnSigma}, {"zeta_sigma", e.ZetaSigma}} {
 		if f.v < 0 {
 			return fmt.Errorf("field %s: is %g, want ≥ 0", f.name, f.v)
+		}
+	}
+	if e.Amplitude != nil {
+		if err := e.Amplitude.check(); err != nil {
+			return err
 		}
 	}
 	switch estimator.Regime(e.Regime) {

@@ -226,8 +226,9 @@ func allFinite(vs ...float64) bool {
 func jsonYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
 // sampleEstimates are estimates as daemon/camera.go publishes them: a certified
-// window whose certificate has finite numbers, and one with the NaNs a
-// certificate may carry (no output-error fit, an empty interval).
+// window whose certificate has finite numbers and whose amplitude is in
+// millimetres too, and one with the NaNs a certificate may carry (no
+// output-error fit, an empty interval) and an amplitude in pixels only.
 func sampleEstimates() []Estimate {
 	start := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
 	e := Estimate{Schema: SchemaEstimate, Camera: "cam1", WindowStart: start, WindowEnd: start.Add(10 * time.Second),
@@ -239,7 +240,9 @@ func sampleEstimates() []Estimate {
 			Conditioning: window.Conditioning{PsiMin: 0.4, PsiRaw: 0.3, G11: 1, G12: 0.01, G22: 0.25, RhoUps: 0.7, C1Tau2: 0.1, Boundary: 0.01, Bound: 0.2},
 			RelResidual:  0.21, ResidualLag1: -0.6, TrajectoryResidual: 0.03, Revisit: window.Revisit{Score: 0.4, Levels: 7}},
 		Encoder: EncoderInfo{Version: 1, TotalSteps: 120, Steps: 30, TrainMS: 41.5}}
+	e.Amplitude = NewAmplitude(1.7, 0.03, "flow", 2.5)
 	n := e
+	n.Amplitude = NewAmplitude(0.4, 0.1, "flow", 0)
 	n.WindowStart, n.WindowEnd = time.Unix(0, 0).UTC(), time.Unix(0, 1).UTC()
 	n.Certificate.TrajectoryResidual, n.Certificate.Coverage.Lo, n.Certificate.Coverage.Hi = math.NaN(), math.NaN(), math.NaN()
 	n.Certificate.RelResidual = math.Inf(1)

@@ -20,9 +20,10 @@ func TestMessagesMatchSchemas(t *testing.T) {
 	now := time.Now().UTC()
 	info := EncoderInfo{Version: 1}
 	g := 4.0
+	amp := NewAmplitude(1.2, 0.05, "flow", 0.5)
 	msgs := map[string]any{
-		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped"},
-		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info},
+		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp},
+		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp},
 		"status.v1.json":     Status{Schema: SchemaStatus, Node: "b1", Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
 		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,16 +11,19 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/physd/physd/analysis"
+	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
 	"github.com/physd/physd/window"
+	"github.com/physd/physd/wire"
 )
 
 // estimateReport is the JSON written by 'physd estimate --json'.
@@ -57,6 +61,10 @@ type estimateReport struct {
 	// Exposure is the per-frame exposure normalisation: applied or why
 	// not, and the gains measured (absent when the preset has none).
 	Exposure *estimator.Exposure `json:"exposure,omitempty"`
+	// Amplitude is the displacement amplitude and noise floor in the
+	// video's pixels and, with a scale (--scale-…), in millimetres, as
+	// physd's estimate messages carry it; absent when not measured.
+	Amplitude *wire.Amplitude `json:"amplitude,omitempty"`
 }
 
 type videoReport struct {
@@ -87,6 +95,8 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	fs.Float64Var(&th.MaxRelSigmaFn, "max-rel-sigma-fn", 0, "precision: the largest σ(f_n) as a fraction of f_n a certified estimate may carry (0: the certificate's default, 0.01)")
 	fs.Float64Var(&th.MaxRelSigmaZeta, "max-rel-sigma-zeta", 0, "precision: σ(ζ) is accepted up to max(this × ζ, --sigma-zeta-floor) (0: the default, 0.3)")
 	fs.Float64Var(&th.SigmaZetaFloor, "sigma-zeta-floor", 0, "precision: σ(ζ) up to this is accepted whatever ζ (0: the default, 0.005)")
+	var sf scaleFlags
+	sf.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
 		fs.PrintDefaults()
@@ -143,6 +153,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		if _, err := figure.FormatOf(*plotPath); err != nil {
 			return 0, fmt.Errorf("estimate: %w: --plot: %w", errUsage, err)
 		}
+	}
+	scale, err := sf.scale()
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
 	}
 
 	if *cpuProfile != "" {
@@ -245,6 +259,11 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
 	rep.Steps, rep.Reverted, rep.ElapsedMS = res.Steps, res.Reverted, float64(res.Elapsed)/float64(time.Millisecond)
+	// The amplitude is in the video's pixels already (whatever the
+	// region and the resizing): the scale is all it takes.
+	if a := an.Amplitude; a != nil {
+		rep.Amplitude = wire.NewAmplitude(a.Px, a.NoisePx, a.Readout, scale.MMPerPx())
+	}
 	if *plotPath != "" {
 		fig := figure.FromResult(strings.Join(paths, ", "), res, v)
 		fig.Scene = roiRep.scene(thumb.Latest())
@@ -266,6 +285,61 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return exitNotCertified, nil
 	}
 	return exitOK, nil
+}
+
+// scaleFlags are physd estimate's --scale-… flags: a config.Scale given
+// on the command line, either way.
+type scaleFlags struct {
+	points                      string
+	mm, distM, focalMM, pixelUM float64
+}
+
+// register adds the flags to fs.
+func (f *scaleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.points, "scale-points", "", "millimetres too: two points of the video, `x1,y1,x2,y2` in its pixels, that lie --scale-mm apart on the structure")
+	fs.Float64Var(&f.mm, "scale-mm", 0, "the distance between the --scale-points on the structure, in millimetres")
+	fs.Float64Var(&f.distM, "scale-distance-m", 0, "millimetres too, by the pinhole camera: its distance to the structure in metres (with --scale-focal-mm and --scale-pixel-um)")
+	fs.Float64Var(&f.focalMM, "scale-focal-mm", 0, "the lens's focal length in millimetres (with --scale-distance-m)")
+	fs.Float64Var(&f.pixelUM, "scale-pixel-um", 0, "the pitch of one of the video's pixels on the sensor, in micrometres (with --scale-distance-m)")
+}
+
+// scale returns the flags' config.Scale (zero when none is given),
+// checked as the config checks a camera's (config.Scale.Check). Its
+// problems come back on one line, "; " between them, each a wrapped
+// *config.ScaleError naming its flag instead of the config's key.
+func (f *scaleFlags) scale() (config.Scale, error) {
+	s := config.Scale{DistanceMM: f.mm, DistanceM: f.distM, FocalMM: f.focalMM, PixelUM: f.pixelUM}
+	if f.points != "" {
+		v, err := parseFloats(f.points)
+		if err != nil || len(v) != 4 {
+			return config.Scale{}, &config.ScaleError{Field: "--scale-points", Msg: fmt.Sprintf("is %q, want x1,y1,x2,y2: two points in the video's pixels", f.points)}
+		}
+		s.Points = [][]float64{v[:2], v[2:]}
+	}
+	err := s.Check()
+	if err == nil {
+		return s, nil
+	}
+	// The config's keys as flags; distance_mm before distance_m.
+	names := strings.NewReplacer("distance_mm", "--scale-mm", "distance_m", "--scale-distance-m", "focal_mm", "--scale-focal-mm",
+		"pixel_um", "--scale-pixel-um", "points and", "--scale-points and")
+	var errs []any
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var se *config.ScaleError
+		if !errors.As(e, &se) {
+			return config.Scale{}, fmt.Errorf("scale: %w", e)
+		}
+		field, msg := names.Replace(se.Field), names.Replace(se.Msg)
+		if i, ok := strings.CutPrefix(se.Field, "points["); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(i, "]"))
+			field, msg = "--scale-points", fmt.Sprintf("point %d (x%d,y%d) %s", n+1, n+1, n+1, msg)
+		} else if se.Field == "points" {
+			field = "--scale-points"
+		}
+		errs = append(errs, &config.ScaleError{Field: field, Msg: msg})
+	}
+	// One line, every problem wrapped.
+	return config.Scale{}, fmt.Errorf(strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; "), errs...)
 }
 
 // jsonSafe round-trips the report through a map so NaN/Inf (e.g. an empty
@@ -309,6 +383,15 @@ func printSummary(w io.Writer, r estimateReport) {
 		fmt.Fprintf(w, ", damped frequency %.4f Hz", r.FreqD)
 	}
 	fmt.Fprintln(w, ")")
+	if a := r.Amplitude; a != nil {
+		fmt.Fprintf(w, "amplitude %s, read by %s", amplitudeText(a), a.Readout)
+		if a.MMPerPx != nil {
+			fmt.Fprintf(w, "; scale %s mm/px", sig3(*a.MMPerPx))
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintln(w, "amplitude not measured")
+	}
 	d := r.Diagnostics
 	cov := "no"
 	if d.Coverage.Holds {

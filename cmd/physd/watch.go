@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,14 +19,40 @@ import (
 	"github.com/physd/physd/wire"
 )
 
-const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ                γ1 ± σ                f_n Hz           ζ                  REGIME"
+const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ                γ1 ± σ                f_n Hz           ζ                  REGIME      AMPLITUDE (RMS NOISE)"
 
 // estimateRow is one estimate as a row; a zone's camera column reads
-// "<camera>.<zone>", as its subject does.
+// "<camera>.<zone>", as its subject does. The amplitude comes last, as
+// long as it needs (amplitudeText).
 func estimateRow(e *wire.Estimate) string {
-	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %s", e.Key(), e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
+	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %-11s %s", e.Key(), e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
 		fmt.Sprintf("%.5f ± %.5f", e.Gamma0, e.Gamma0Sigma), fmt.Sprintf("%.5f ± %.5f", e.Gamma1, e.Gamma1Sigma),
-		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime)
+		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime, amplitudeText(e.Amplitude))
+}
+
+// amplitudeText is an amplitude and its noise floor in a few words:
+// "4.00 px (noise 0.100)", and with a scale
+// "4.00 px (noise 0.100) = 2.00 mm (noise 0.0500)"; "-" when the estimate
+// has none.
+func amplitudeText(a *wire.Amplitude) string {
+	if a == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s px (noise %s)", sig3(a.Px), sig3(a.NoisePx))
+	if a.MM != nil && a.NoiseMM != nil {
+		s += fmt.Sprintf(" = %s mm (noise %s)", sig3(*a.MM), sig3(*a.NoiseMM))
+	}
+	return s
+}
+
+// sig3 writes v with three significant digits and no exponent between
+// 0.0001 and 10⁶ (1.23, 0.0450, 120, 4560).
+func sig3(v float64) string {
+	a := math.Abs(v)
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) || a < 1e-4 || a >= 1e6 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', max(0, 2-int(math.Floor(math.Log10(a)))), 64)
 }
 
 // watchHeader is estimateHeader with the board first: physd watch on a

@@ -366,13 +366,26 @@ async function start() {
 
 function estimateLines(card) {
   const e = card.estimate;
-  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })]];
+  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })], ...amplitudeLines(card.amplitude)];
   return [
     ["f_n", el("span", { class: "fn", text: fmtPM(e.fn_hz, e.fn_sigma, "Hz") })],
     ["ζ", el("span", { class: "zeta", text: fmtPM(e.zeta, e.zeta_sigma) })],
     ["γ0", el("span", { class: "g0", "data-gamma0": e.gamma0, "data-gamma0-sigma": e.gamma0_sigma, text: fmtPM(e.gamma0, e.gamma0_sigma, "1/s²") })],
     ["γ1", el("span", { class: "g1", "data-gamma1": e.gamma1, "data-gamma1-sigma": e.gamma1_sigma, text: fmtPM(e.gamma1, e.gamma1_sigma, "1/s") })],
     ["Certified", el("span", { text: `${clock(e.window_end)} (${ago(e.window_end)}), ${e.regime}` })],
+    ...amplitudeLines(card.amplitude),
+  ];
+}
+
+// amplitudeLines shows the newest window's displacement amplitude and
+// noise floor: in millimetres with the pixels beside them when the camera
+// has a scale, else in source pixels.
+function amplitudeLines(a) {
+  if (!a) return [["Amplitude", el("span", { class: "amp muted", text: "not measured" })]];
+  const both = (mm, px) => (finite(mm) ? `${fmt(mm, 3)} mm (${fmt(px, 3)} px)` : `${fmt(px, 3)} px`);
+  return [
+    ["Amplitude", el("span", { class: "amp", "data-px": a.px, "data-mm": finite(a.mm) ? a.mm : "", text: both(a.mm, a.px) })],
+    ["Noise floor", el("span", { class: "amp-noise", "data-noise-px": a.noise_px, text: both(a.noise_mm, a.noise_px) + " rms" })],
   ];
 }
 
