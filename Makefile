@@ -42,7 +42,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real lint install uninstall clean chaos soak fuzz deb deb-test
+.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real subpixel lint install uninstall clean chaos soak fuzz deb deb-test
 
 all: build
 
@@ -208,6 +208,11 @@ REALVID   ?= ../shared/realvid
 REAL_ARGS ?=
 real: build
 	$(GO) run ./cmd/real -bin $(BIN) -dir $(REALVID) -out docs/real-results.md -plots docs/real-plots $(REAL_ARGS)
+
+# subpixel: issue 44's sweep of sub-pixel free decays and compressed
+# video through physd estimate (docs/subpixel-results.md).
+subpixel: build
+	$(GO) run ./cmd/subpixel -bin $(BIN) -out docs/subpixel-results.md $(SUBPIXEL_ARGS)
 
 # deb: packaging/deb/build.sh builds each arch of DEB_ARCHS; arm64 is
 # cross-compiled on amd64 against an arm64 Debian 12 root (debootstrap,
