@@ -41,9 +41,9 @@ func main() {
 // config is what the command line sets.
 type config struct {
 	bin, out, keep string
-	seeds    int
-	quick    bool
-	timeout  time.Duration
+	seeds          int
+	quick          bool
+	timeout        time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
