@@ -9,24 +9,42 @@ import (
 
 // amplitudeOf tells how far the window's region moves, in source pixels
 // (sourcePx of them a frame pixel; 0 means 1): from the small-motion
-// reading rd when its motion is within the linear model (its amplitude
-// less its noise, and its noise floor), else from the reported readout
-// when that is a followed object's position (√2 × its fitted solution's
-// rms about the mean, and the rms of what the solution leaves), else
-// nil.
-func amplitudeOf(r *estimator.Result, rd *flow.Reading, sourcePx float64) *flow.Amplitude {
+// reading rd when its motion is within the linear model — its amplitude
+// less its noise, and its noise floor: the reading's own, or what the
+// fit of it (small) leaves when that is more (a codec's quarter-pixel
+// motion vectors and quantisation are not noise the reading sees) —
+// else from the reported readout when that is a followed object's
+// position (√2 × its fitted solution's rms about the mean, and the rms of
+// what the solution leaves), else nil.
+func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64) *flow.Amplitude {
 	if !(sourcePx > 0) {
 		sourcePx = 1
 	}
 	if rd != nil && rd.Peak() <= flow.MaxPeak && !math.IsInf(rd.Noise, 0) {
-		return &flow.Amplitude{Px: rd.Amplitude() * sourcePx, NoisePx: rd.Noise * sourcePx, Readout: flow.ReadoutFlow}
+		noise := rd.Noise
+		if small != nil && small.Trajectory != nil {
+			_, res := trajectoryRMS(small.Trajectory)
+			noise = max(noise, res)
+		}
+		rms := rd.Amplitude() / math.Sqrt2
+		amp := math.Sqrt(2 * max(rms*rms+rd.Noise*rd.Noise-noise*noise, 0))
+		return &flow.Amplitude{Px: amp * sourcePx, NoisePx: noise * sourcePx, Readout: flow.ReadoutFlow}
 	}
 	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Readout == flow.ReadoutFlow || r.Trajectory == nil {
 		return nil
 	}
-	var fit, res float64
+	fit, res := trajectoryRMS(r.Trajectory)
+	if fit == 0 && res == 0 {
+		return nil
+	}
+	return &flow.Amplitude{Px: math.Sqrt2 * fit * sourcePx, NoisePx: res * sourcePx, Readout: r.Readout}
+}
+
+// trajectoryRMS is the rms of a fitted solution about its clips' means
+// and the rms of what it leaves of the latent.
+func trajectoryRMS(t *estimator.TrajectoryFit) (fit, res float64) {
 	var n int
-	for m, f := range r.Trajectory.Fitted {
+	for m, f := range t.Fitted {
 		var mean float64
 		for _, v := range f {
 			mean += v
@@ -34,13 +52,13 @@ func amplitudeOf(r *estimator.Result, rd *flow.Reading, sourcePx float64) *flow.
 		mean /= float64(len(f))
 		for i, v := range f {
 			fit += (v - mean) * (v - mean)
-			e := r.Trajectory.Resid[m][i]
+			e := t.Resid[m][i]
 			res += e * e
 		}
 		n += len(f)
 	}
 	if n == 0 {
-		return nil
+		return 0, 0
 	}
-	return &flow.Amplitude{Px: math.Sqrt(2*fit/float64(n)) * sourcePx, NoisePx: math.Sqrt(res/float64(n)) * sourcePx, Readout: r.Readout}
+	return math.Sqrt(fit / float64(n)), math.Sqrt(res / float64(n))
 }

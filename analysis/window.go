@@ -185,7 +185,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	} else {
 		a.rep.Result, a.rep.Verdict = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
 	}
-	a.rep.Amplitude = amplitudeOf(a.rep.Result, reading, a.opt.SourcePx)
+	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, a.opt.SourcePx)
 	// The small-motion readout's certificate holds its motion to the
 	// noise floor; another readout's refusal says why when the motion is
 	// below it. A certified encoder's readout of what is not a

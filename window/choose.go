@@ -131,9 +131,12 @@ func (v *Verdict) refuse(check string, needsSigma bool, why string) {
 }
 
 // MinResolved is how many times its noise floor a region's motion must
-// be for a window to speak of it: below that the video does not resolve
-// the motion, whatever fits it.
-const MinResolved = 2
+// be for a window to speak of it. A latent that noisy cannot pass the fit
+// check anyway — a sinusoid of amplitude A under noise σ is σ/√(A²/2 + σ²)
+// of its size from its solution, and the check's 0.1 needs A ≥ 14σ — so
+// the test refuses nothing the certificate would pass; it says why in
+// the units the user reads, with a margin for the floor's own error.
+const MinResolved = 10
 
 // Resolve refuses v when the region's motion, amplitudePx, is less than
 // MinResolved times the noise floor of its readout, floorPx (both in
@@ -144,6 +147,6 @@ func (v *Verdict) Resolve(amplitudePx, floorPx float64) {
 		v.Checks = append(v.Checks, Check{Name: CheckResolved, Passed: true})
 		return
 	}
-	v.refuse(CheckResolved, false, fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (at least %d× the floor)",
+	v.refuse(CheckResolved, false, fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
 		amplitudePx, floorPx, MinResolved))
 }
