@@ -122,7 +122,7 @@ func Read(c estimator.Clip) (*Reading, error) {
 	// pixels start the reading.
 	a := g.responses(d, v)
 	u, _ := g.fitDirection(a, nil)
-	z0, _ := g.read(d, n, u, nil)
+	z0, _ := g.read(d, n, u, nil, nil)
 	if z0 == nil {
 		return nil, ErrFlat
 	}
@@ -307,13 +307,14 @@ func (g *grid) displacementShare(a []float64) float64 {
 }
 
 // read is the least-squares displacement along u of the pixels keep
-// selects (nil: all),
+// selects (nil: all), each weighed by w_p (nil: 1),
 //
-//	z(t) = −Σ_p ΔI_p(t) (g_p·u) / Σ_p (g_p·u)²,
+//	z(t) = −Σ_p w_p ΔI_p(t) (g_p·u) / Σ_p w_p (g_p·u)²,
 //
 // about its mean, and its denominator; nil when no pixel has a gradient
-// along u.
-func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool) ([]float64, float64) {
+// along u. With w_p = 1/σ_p², σ_p the pixel's noise, z's noise is
+// 1/√denominator.
+func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool, w []float64) ([]float64, float64) {
 	z := make([]float64, n)
 	var den float64
 	for p, i := range g.interior {
@@ -324,7 +325,10 @@ func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool) (
 		if gu == 0 {
 			continue
 		}
-		den += gu * gu
+		if w != nil {
+			gu *= w[p]
+		}
+		den += gu * (g.gx[i]*u[0] + g.gy[i]*u[1])
 		for t := range n {
 			z[t] -= d[t][p] * gu
 		}
@@ -353,7 +357,8 @@ func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool) (
 // the moving pixels (alternate cells) read apart, less what they share
 // with z, when that is larger: compressed video's noise is not
 // independent from pixel to pixel. With fewer than minMoving moving
-// pixels, or still, z is read over every pixel.
+// pixels, or still, z is read over every pixel. Every pixel is weighed by
+// its residual noise.
 func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bool) *Reading {
 	var zz float64
 	for _, v := range z0 {
@@ -405,13 +410,20 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 	} else {
 		u, _ = g.fitDirection(a, moves)
 	}
-	z, den := g.read(d, n, u, func(p int) bool { return moves[p] })
+	// Each pixel weighed by its own noise: a compressed stream's is
+	// larger at edges and differs from block to block.
+	w := make([]float64, P)
+	floor := sigma * sigma / 4
+	for p := range w {
+		w[p] = 1 / max(res[p]*res[p], floor)
+	}
+	z, den := g.read(d, n, u, func(p int) bool { return moves[p] }, w)
 	if z == nil {
 		return &Reading{Z: z0, Dir: u, Noise: math.Inf(1)}
 	}
-	noise := sigma / math.Sqrt(den)
-	za, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 0 })
-	zb, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 1 })
+	noise := 1 / math.Sqrt(den)
+	za, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 0 }, w)
+	zb, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 1 }, w)
 	if za != nil && zb != nil {
 		var dz, z2 float64
 		for t := range z {
