@@ -99,7 +99,6 @@ func TestRTSPSubPixel(t *testing.T) {
 	}
 }
 
-
 func valueOr(p *float64) float64 {
 	if p == nil {
 		return math.NaN()
