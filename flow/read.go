@@ -1,9 +1,11 @@
 package flow
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/physd/physd/estimator"
 )
@@ -348,7 +350,10 @@ func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool, w
 // moves with z0 (on its scale) and 0 for one that stays: the moving ones
 // are those whose a_p is significant (beyond 3 σ_a, σ_a = σ/√Σz0², σ the
 // pixels' median residual noise) and whose ratio ρ_p = −a_p/(g_p·û) is
-// within a factor of two of the median ratio of the significant ones —
+// within a factor of four of the significant ones' median ratio, weighed
+// by their gradient energy (g_p·û)² (a strong edge speaks for the
+// object; a codec's smoothed background has weak gradients and noisy
+// ratios) —
 // a background pixel a compressed stream changes with the motion (an
 // encoder's motion vectors bleed into the blocks around a moving edge)
 // is significant too, but not as its gradient says. Over the moving
@@ -382,18 +387,18 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 	if !still && zz > 0 {
 		sa := sigma / math.Sqrt(zz)
 		rho := make([]float64, P)
-		var sig []float64
+		var sig, wt []float64
 		for p, i := range g.interior {
 			gu := g.gx[i]*u[0] + g.gy[i]*u[1]
 			if gu != 0 && math.Abs(a[p]) > 3*sa {
 				rho[p] = -a[p] / gu
 				if rho[p] > 0 {
-					sig = append(sig, rho[p])
+					sig, wt = append(sig, rho[p]), append(wt, gu*gu)
 				}
 			}
 		}
 		if len(sig) > 0 {
-			m := median(sig)
+			m := weightedMedian(sig, wt)
 			for p := range rho {
 				if rho[p] > m/4 && rho[p] < 4*m {
 					moves[p] = true
@@ -441,6 +446,26 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 		noise = max(noise, math.Sqrt(s/float64(n))/2)
 	}
 	return &Reading{Z: z, Dir: u, Noise: noise, Moving: count}
+}
+
+// weightedMedian is the value below which half of the weight w of xs
+// lies.
+func weightedMedian(xs, w []float64) float64 {
+	idx := make([]int, len(xs))
+	var total float64
+	for i := range idx {
+		idx[i] = i
+		total += w[i]
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(xs[a], xs[b]) })
+	var acc float64
+	for _, i := range idx {
+		acc += w[i]
+		if acc >= total/2 {
+			return xs[i]
+		}
+	}
+	return xs[idx[len(idx)-1]]
 }
 
 // minMoving is the fewest pixels of p that read a motion: fewer pass
