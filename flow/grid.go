@@ -1,6 +1,7 @@
 package flow
 
 import (
+	"gonum.org/v1/gonum/floats"
 	"math"
 	"slices"
 )
@@ -118,56 +119,102 @@ func eig2(s [3]float64) ([2]float64, [2][2]float64) {
 	return [2]float64{l0, l1}, [2][2]float64{v, {-v[1], v[0]}}
 }
 
-// leading is the leading right singular vector of the matrix whose rows
-// are rows (each of length n), by power iteration on MᵀM started from
-// the row of most energy; a unit vector, zero when the matrix is.
-func leading(rows [][]float64, n int) []float64 {
-	v := make([]float64, n)
-	var best float64
-	for _, r := range rows {
-		var e float64
-		for _, x := range r {
-			e += x * x
-		}
-		if e > best {
-			best = e
-			copy(v, r)
-		}
+// leadingComponents returns the k largest squared singular values of the
+// matrix M whose rows are rows (each of length n), largest first, and
+// their right singular vectors (unit vectors of length n): the leading
+// eigenpairs of the smaller Gram matrix — MᵀM, or MMᵀ with v = Mᵀw/‖Mᵀw‖
+// when there are fewer rows than n — by power iteration with deflation
+// (at most maxPower steps a pair, started from the Gram's largest
+// diagonal element's axis: deterministic). Only the leading pairs are
+// wanted, and a full eigendecomposition's rotations cost more than the
+// rest of the reading.
+func leadingComponents(rows [][]float64, n, k int) ([]float64, [][]float64) {
+	r := len(rows)
+	if r == 0 || n == 0 {
+		return nil, nil
 	}
-	if !(best > 0) {
-		return v
+	small := r < n
+	m := n
+	if small {
+		m = r
 	}
-	normalize(v)
-	mv := make([]float64, len(rows))
-	next := make([]float64, n)
-	for range 200 {
-		for j, r := range rows {
-			var s float64
-			for t, x := range r {
-				s += x * v[t]
-			}
-			mv[j] = s
-		}
-		clear(next)
-		for j, r := range rows {
-			for t, x := range r {
-				next[t] += x * mv[j]
+	g := make([]float64, m*m)
+	if small {
+		for i := range r {
+			for j := i; j < r; j++ {
+				d := floats.Dot(rows[i], rows[j])
+				g[i*m+j], g[j*m+i] = d, d
 			}
 		}
-		if normalize(next) == 0 {
-			return next
+	} else {
+		for _, row := range rows {
+			for i, x := range row {
+				if x != 0 {
+					floats.AddScaled(g[i*n+i:(i+1)*n], x, row[i:])
+				}
+			}
 		}
-		var d float64
-		for t := range v {
-			d += math.Abs(next[t] - v[t])
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				g[j*n+i] = g[i*n+j]
+			}
 		}
-		v, next = next, v
-		if d < 1e-12 {
+	}
+	var vals []float64
+	var out [][]float64
+	w, next := make([]float64, m), make([]float64, m)
+	for range min(k, m) {
+		top := 0
+		for i := 1; i < m; i++ {
+			if g[i*m+i] > g[top*m+top] {
+				top = i
+			}
+		}
+		clear(w)
+		w[top] = 1
+		var lambda float64
+		for range maxPower {
+			for i := range m {
+				next[i] = floats.Dot(g[i*m:(i+1)*m], w)
+			}
+			lambda = normalize(next)
+			if lambda == 0 {
+				break
+			}
+			var d float64
+			for i := range w {
+				d = max(d, math.Abs(next[i]-w[i]))
+			}
+			w, next = next, w
+			if d < 1e-9 {
+				break
+			}
+		}
+		if !(lambda > 0) {
 			break
 		}
+		// Deflate: G −= λ w wᵀ.
+		for i := range m {
+			floats.AddScaled(g[i*m:(i+1)*m], -lambda*w[i], w)
+		}
+		v := make([]float64, n)
+		if small {
+			for i, row := range rows {
+				floats.AddScaled(v, w[i], row)
+			}
+		} else {
+			copy(v, w)
+		}
+		if normalize(v) == 0 {
+			break
+		}
+		vals, out = append(vals, lambda), append(out, v)
 	}
-	return v
+	return vals, out
 }
+
+// maxPower is the most power-iteration steps for one component.
+const maxPower = 300
 
 // normalize scales v to unit length and returns its former length.
 func normalize(v []float64) float64 {

@@ -226,24 +226,13 @@ func (g *grid) rows(d [][]float64, n int) [][]float64 {
 // component clears the noise; v is then the leading one.
 func (g *grid) motion(d [][]float64, rows [][]float64, n int) (v []float64, still bool) {
 	mp := edge * (math.Sqrt(float64(len(rows))) + math.Sqrt(float64(n)))
+	vals, vecs := leadingComponents(rows, n, components)
 	best := -1.0
-	for k := range components {
-		c := leading(rows, n)
-		var s1 float64
-		for _, r := range rows {
-			var l float64
-			for t, x := range r {
-				l += x * c[t]
-			}
-			s1 += l * l
-			for t := range r {
-				r[t] -= l * c[t]
-			}
-		}
+	for k, c := range vecs {
 		if k == 0 {
 			v = c
 		}
-		if math.Sqrt(s1) < mp {
+		if math.Sqrt(max(vals[k], 0)) < mp {
 			break
 		}
 		if sc := g.displacementShare(g.responses(d, c)); sc > best {
