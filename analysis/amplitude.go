@@ -20,7 +20,7 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64)
 	if !(sourcePx > 0) {
 		sourcePx = 1
 	}
-	if rd != nil && rd.Peak() <= flow.MaxPeak && !math.IsInf(rd.Noise, 0) {
+	if rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) {
 		noise := rd.Noise
 		if small != nil && small.Trajectory != nil {
 			_, res := trajectoryRMS(small.Trajectory)

@@ -29,7 +29,7 @@ var (
 	ErrClips = errors.New("flow: the small-motion readout reads a window of one clip")
 )
 
-// Candidate reads the displacement of a window of one clip (Read) and
+// Candidate reads the displacement of a window of one clip (ReadBinned) and
 // fits it as a readout (estimator.FitLatents, named ReadoutFlow), for
 // window.Choose to weigh beside the encoder's and the tracked objects'.
 // With screen set, the readout is first fitted without its σ
@@ -41,15 +41,15 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 	if len(clips) != 1 {
 		return nil, nil, fmt.Errorf("%w: %d clips", ErrClips, len(clips))
 	}
-	rd, err := Read(clips[0])
+	rd, err := ReadBinned(clips[0])
 	if err != nil {
 		return nil, nil, err
 	}
-	switch pk := rd.Peak(); {
+	switch {
 	case rd.Moving == 0:
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
-	case pk > MaxPeak:
-		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g)", ErrLarge, pk, MaxPeak)
+	case !rd.Linear():
+		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g, read binned 2×2 too)", ErrLarge, rd.Peak(), 2*MaxPeak)
 	}
 	lat := [][]float64{rd.Z}
 	dt := clips[0].Dt

@@ -19,6 +19,11 @@ type Reading struct {
 	Dir [2]float64
 	// Noise is the rms of Z's noise, in frame pixels.
 	Noise float64
+	// Binned is how many frame pixels a side of the pixels read spans:
+	// 1, or 2 when the motion was too large for the frame's own pixels
+	// and the frames were read binned 2×2 (ReadBinned). Z and Noise are
+	// in frame pixels either way.
+	Binned int
 	// Pixels is how many pixels were read, and Moving how many of them
 	// move with Z beyond their noise (0: nothing moves, and Z is read
 	// over every pixel).
@@ -34,6 +39,10 @@ func (r *Reading) Peak() float64 {
 	}
 	return m
 }
+
+// Linear reports whether the motion is within the linear model of the
+// pixels it was read on: its peak no more than MaxPeak of them.
+func (r *Reading) Linear() bool { return r.Peak() <= MaxPeak*float64(max(r.Binned, 1)) }
 
 // Amplitude is Z's amplitude with its noise taken out, √(2·max(rms² −
 // Noise², 0)): a sinusoid's peak, zero for noise alone.
@@ -135,8 +144,51 @@ func Read(c estimator.Clip) (*Reading, error) {
 		}
 		r = g.refine(d, n, r.Z, r.Dir, still)
 	}
-	r.Pixels = len(g.interior)
+	r.Pixels, r.Binned = len(g.interior), 1
 	return r, nil
+}
+
+// ReadBinned is Read, and when the motion is too large for the frame's
+// own pixels (Linear false) Read again on the frames binned 2×2 — the
+// linear model's range in frame pixels doubles — with Z and Noise
+// brought back to frame pixels. A reading on binned frames that is not
+// linear either, or fails, leaves the first.
+func ReadBinned(c estimator.Clip) (*Reading, error) {
+	r, err := Read(c)
+	if err != nil || r.Linear() {
+		return r, err
+	}
+	r2, err := Read(bin2(c))
+	if err != nil {
+		return r, nil
+	}
+	for t := range r2.Z {
+		r2.Z[t] *= 2
+	}
+	r2.Noise *= 2
+	r2.Binned = 2
+	if !r2.Linear() {
+		return r, nil
+	}
+	return r2, nil
+}
+
+// bin2 averages c's frames over 2×2 blocks (an odd last row or column is
+// dropped).
+func bin2(c estimator.Clip) estimator.Clip {
+	w, h := c.W/2, c.H/2
+	out := estimator.Clip{W: w, H: h, Dt: c.Dt, Frames: make([][]float64, len(c.Frames))}
+	for k, f := range c.Frames {
+		b := make([]float64, w*h)
+		for y := range h {
+			r0, r1 := f[2*y*c.W:], f[(2*y+1)*c.W:]
+			for x := range w {
+				b[y*w+x] = (r0[2*x] + r0[2*x+1] + r1[2*x] + r1[2*x+1]) / 4
+			}
+		}
+		out.Frames[k] = b
+	}
+	return out
 }
 
 // differences returns, frame by frame, ΔI over the interior pixels
@@ -460,6 +512,7 @@ func weightedMedian(xs, w []float64) float64 {
 // minMoving is the fewest pixels of p that read a motion: fewer pass
 // the 3σ test by chance alone.
 func minMoving(p int) int { return max(16, p/200) }
+
 // solve2 solves the symmetric 2×2 system S u = r, S given as (xx, xy, yy),
 // and returns u as a unit vector with a fixed sign (pointing right, or
 // down when vertical). A singular S (every edge of one direction) reads

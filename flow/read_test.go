@@ -116,3 +116,34 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 }
+
+// Motion past the frame pixels' linear range is read on 2×2-binned
+// frames, in frame pixels still.
+func TestReadBinnedLargerMotion(t *testing.T) {
+	d := decay(180, 1.2)
+	c := scene(64, 64, d, 1, 0, 0.005, 4)
+	r, err := ReadBinned(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Binned != 2 || !r.Linear() {
+		t.Fatalf("binned %d, linear %v, peak %.3g", r.Binned, r.Linear(), r.Peak())
+	}
+	var m float64
+	for _, v := range d {
+		m += v
+	}
+	m /= float64(len(d))
+	var sxy, sxx, syy float64
+	for i, z := range r.Z {
+		x := d[i] - m
+		sxy += x * z
+		sxx += x * x
+		syy += z * z
+	}
+	slope, corr := sxy/sxx, sxy/math.Sqrt(sxx*syy)
+	t.Logf("slope %.4f, correlation %.5f, peak %.3g, noise %.2g", slope, corr, r.Peak(), r.Noise)
+	if corr < 0.99 || math.Abs(slope-1) > 0.15 {
+		t.Errorf("binned reading: slope %.4f, correlation %.5f (want 1 ± 0.15, ≥ 0.99)", slope, corr)
+	}
+}
