@@ -209,4 +209,3 @@ func TestRTSPKeyFrames(t *testing.T) {
 		t.Errorf("key frames %v of %d, want %v", keys, n, want)
 	}
 }
-
