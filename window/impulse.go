@@ -18,7 +18,8 @@ const maxImpulse = 5.0
 type Impulse struct {
 	// Ratio is the largest |c_k| (see testImpulse) over the fitted
 	// solution's largest |z''|Δt², among the samples that pass the
-	// noise and phase-step tests; 0 when none does.
+	// noise and phase-step tests and have no key frame within one
+	// sample; 0 when none does.
 	Ratio float64 `json:"ratio"`
 	// At is when, in seconds from its clip's first frame.
 	At float64 `json:"t"`
