@@ -152,6 +152,7 @@ func (f *framer) cutZone(fr stream.Frame) (stream.Frame, bool) {
 		return stream.Frame{}, false
 	}
 	z.Seq, z.Time, z.Wall = fr.Seq, fr.Time, fr.Wall
+	z.Key, z.KeyKnown, z.KeyGuessed = fr.Key, fr.KeyKnown, fr.KeyGuessed
 	if st, _ := f.source.get(); st != wire.StateOnline {
 		f.source.set(wire.StateOnline, "")
 	}

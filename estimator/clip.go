@@ -12,6 +12,16 @@ type Clip struct {
 	W, H   int
 	Frames [][]float64 // row-major gray in [0, 1], len W·H each
 	Dt     float64     // sampling step, seconds
+	// Keys are the indices in Frames of the clip's key frames, in
+	// increasing order: intra-coded pictures (frame.Frame.Key), whose
+	// re-quantisation steps the whole picture without any motion of the
+	// scene. nil when the source did not tell them (the zero value:
+	// unknown); empty when it told and there are none. The fit does not
+	// read them; the certificate's impulse test does (Result.Keys).
+	Keys []int
+	// KeysGuessed reports that Keys were guessed from the pictures
+	// (frame.Frame.KeyGuessed), the source telling no frame types.
+	KeysGuessed bool
 }
 
 // MinFrames is the fewest frames a clip may have: the stencil needs three,
@@ -99,4 +109,23 @@ func nonFinite(f []float64) (int, float64, bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// ClipKeys are clips' key frames (Clip.Keys) as Result.Keys holds them,
+// one slice per clip, and whether any were guessed; nil when no clip's
+// are known.
+func ClipKeys(clips []Clip) (keys [][]int, guessed bool) {
+	known := false
+	for _, c := range clips {
+		known = known || c.Keys != nil
+		guessed = guessed || c.KeysGuessed
+	}
+	if !known {
+		return nil, false
+	}
+	keys = make([][]int, len(clips))
+	for m, c := range clips {
+		keys[m] = c.Keys
+	}
+	return keys, guessed
 }

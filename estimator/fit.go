@@ -112,6 +112,16 @@ type Result struct {
 	Reverted bool          `json:"reverted,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	Encoder  Encoder       `json:"-"`
+	// Keys holds, per clip of the window (indexed as Frames, and as
+	// Clips names them), the clip's key frames (Clip.Keys), so that the
+	// certificate's impulse test does not read a key frame's
+	// re-quantisation as a knock; nil when no clip's are known. A readout
+	// fitted from latents alone (FitLatents) has none of its own: the
+	// window's are its encoder fit's (window.Choose lends them).
+	Keys [][]int `json:"-"`
+	// KeysGuessed reports that some clip's Keys were guessed from the
+	// pictures (Clip.KeysGuessed).
+	KeysGuessed bool `json:"-"`
 }
 
 // ReadoutEncoder is Result.Readout for Fit's latents: the learned
@@ -301,6 +311,7 @@ func (f *fitRun) stencilEstimate(lat [][]float64, coef Coefficients, steps int, 
 	for _, c := range f.clips {
 		r.Frames = append(r.Frames, c.Frames)
 	}
+	r.Keys, r.KeysGuessed = ClipKeys(f.clips)
 	return r, nil
 }
 

@@ -47,6 +47,27 @@ type Frame struct {
 	// [0,1], row-major; nil without a reference.
 	Ref        []float64
 	RefW, RefH int
+	// Key reports a key frame: an intra-coded picture (an IDR or other I
+	// picture, a VP8 key frame), which re-codes every block of the picture
+	// afresh. Its difference from the frame before is a step in the
+	// codec's quantisation noise, and sometimes in brightness ("keyframe
+	// pumping"), over the whole picture: no motion of the scene. Key is
+	// the decoder's answer when KeyKnown, the guess when KeyGuessed, and
+	// false when neither.
+	Key bool
+	// KeyKnown reports that the source told the frame's type: files read
+	// through libavformat and the RTSP and WebRTC decoders (libavcodec)
+	// do; OpenCV's capture (V4L2 cameras, RTSP codecs read through
+	// OpenCV, files needing OpenCV's conversion) and the synthetic camera
+	// do not. In an intra-only stream (MJPEG, raw video) every frame is a
+	// key frame.
+	KeyKnown bool
+	// KeyGuessed reports a frame of a source that does not tell frame
+	// types (KeyKnown false) that looks like a key frame: nearly every
+	// block of the picture changed from the frame before, where the
+	// frames before changed few, or the whole picture's brightness
+	// stepped (see package stream). Key is then true.
+	KeyGuessed bool
 	// Decode and Preprocess are what decoding the picture and turning it
 	// into this frame took, for the daemon's per-stage accounting; 0 when
 	// the source does not measure them.

@@ -178,6 +178,19 @@ static double physd_file_pos_msec(physd_file *f) {
 	return (double)d * physd_r2d(st->time_base) * 1000;
 }
 
+// physd_file_key reports whether the last picture is intra coded: a key
+// frame (libavcodec's key flag) or any other I picture. Either re-codes
+// every block of the picture afresh.
+static int physd_file_key(physd_file *f) {
+	AVFrame *p = f->pic;
+#ifdef AV_FRAME_FLAG_KEY
+	if (p->flags & AV_FRAME_FLAG_KEY) return 1;
+#else
+	if (p->key_frame) return 1;
+#endif
+	return p->pict_type == AV_PICTURE_TYPE_I;
+}
+
 // physd_file_luma_of describes the last picture's luma plane: its data,
 // stride and whether it is full range; 0 if the picture has none physd
 // reads (a format change mid-stream).
@@ -240,6 +253,7 @@ func (f *avFile) read(pic *picture) bool {
 		return false
 	}
 	pic.luma = false
+	pic.key, pic.keyKnown = C.physd_file_key(f.p) != 0, true
 	var data *C.uint8_t
 	var stride, w, h, full C.int
 	if C.physd_file_luma_of(f.p, &data, &stride, &w, &h, &full) != 1 {

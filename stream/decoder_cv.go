@@ -225,6 +225,18 @@ static void physd_dec_copy_luma(const physd_dec *d, uint8_t *dst) {
 	}
 }
 
+// physd_dec_key reports whether d->out is intra coded: a key frame
+// (libavcodec's key flag) or any other I picture.
+static int physd_dec_key(const physd_dec *d) {
+	const AVFrame *f = d->out;
+#ifdef AV_FRAME_FLAG_KEY
+	if (f->flags & AV_FRAME_FLAG_KEY) return 1;
+#else
+	if (f->key_frame) return 1;
+#endif
+	return f->pict_type == AV_PICTURE_TYPE_I;
+}
+
 // physd_dec_delay returns how many pictures the decoder may hold back
 // for reordering, as the stream's parameter sets declare it (H.265:
 // sps_max_num_reorder_pics), or 0 before any picture.
@@ -426,6 +438,13 @@ func (d *videoDecoder) decodeLuma(au []byte, pts int64) (w, h int, luma []byte, 
 	}
 	C.physd_dec_copy_luma(d.c, (*C.uint8_t)(unsafe.Pointer(&luma[0])))
 	return w, h, luma, nil
+}
+
+// key reports whether the picture the last decode returned is intra
+// coded (Frame.Key): an IDR or other I picture, a VP8 key frame. It is
+// false when that decode returned no picture.
+func (d *videoDecoder) key() bool {
+	return d != nil && d.c != nil && d.c.out.data[0] != nil && C.physd_dec_key(d.c) != 0
 }
 
 // corrupt rebuilds the C decoder, as after a libavcodec error, so that it

@@ -32,3 +32,6 @@ func (d *videoDecoder) close() {}
 func (d *videoDecoder) decodeAt([]byte, int64) (w, h int, luma []byte, pts int64, err error) {
 	return 0, 0, nil, 0, fmt.Errorf("stream: video decoder: %w", ErrNoOpenCV)
 }
+
+// key is never reached either; it reports false.
+func (d *videoDecoder) key() bool { return false }

@@ -80,6 +80,23 @@
 // A sender clock slower than the host's makes Wall lag arrival by the
 // accumulated drift (parts per million for cameras).
 //
+// # Key frames
+//
+// Every Frame says whether it is a key frame (Frame.Key: an intra-coded
+// picture, which re-codes the whole picture afresh) and where that comes
+// from. Files read through libavformat and the RTSP and WebRTC decoders
+// take it from libavcodec (the picture's key flag, or an I picture):
+// Frame.KeyKnown. MJPEG over RTSP marks every picture a key frame.
+// OpenCV's capture (V4L2 cameras, RTSP codecs read through OpenCV, files
+// needing OpenCV's conversion) cannot tell, and there a key frame is
+// guessed from the whole picture, before the crop (Frame.KeyGuessed): a
+// picture in which nearly every 16×16 block changed by a gray level or
+// more, where the recent pictures changed few, or whose brightness
+// stepped in a stream that changes every block (see keyGuesser, which
+// was checked against libavcodec's frame types). A moving object changes
+// the blocks it covers, not the whole picture. The synthetic camera
+// tells nothing.
+//
 // gocv v0.32.0 cannot pass open parameters to VideoCapture, so the package
 // has its own small cgo wrapper (capture.cpp) around OpenCV 4.6's
 // VideoCapture::open(filename, api, params). Each RTSP capture gets

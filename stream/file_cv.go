@@ -69,7 +69,7 @@ func ReadFile(ctx context.Context, path string, opt FileOptions) ([]Frame, Timin
 		if len(frames) >= opt.MaxFrames {
 			return fmt.Errorf("MaxFrames = %d: the segment has more frames; narrow From/To or raise MaxFrames: %w", opt.MaxFrames, ErrTooManyFrames)
 		}
-		f, err := pic.apply(opt.Preprocess)
+		f, err := d.frame(pic, opt.Preprocess)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", d.seq, err)
 		}
@@ -125,6 +125,27 @@ type decoder struct {
 	eof           bool          // Read reported the end of the stream
 	readStart     time.Time     // when the last Read call began
 	lastReadTook  time.Duration // how long the last successful Read took
+	guess         keyGuesser    // key frames of a reader that does not tell them
+}
+
+// frame preprocesses the decoded picture d.seq with pre and tells its
+// type (Frame.Key): the reader's when it knows it (files read
+// natively), a guess from the picture otherwise (OpenCV's capture; see
+// keyGuesser), which costs a conversion of the whole picture to gray.
+// The caller fills in Seq, Time and Wall.
+func (d *decoder) frame(pic *picture, pre Preprocess) (Frame, error) {
+	f, err := pic.apply(pre)
+	if err != nil {
+		return Frame{}, err
+	}
+	f.Key, f.KeyKnown = pic.key, pic.keyKnown
+	if !pic.keyKnown {
+		if pix, w, h, stride, ok := pic.lumaRows(); ok {
+			f.KeyGuessed = d.guess.observe(d.seq, pix, w, h, stride)
+			f.Key = f.KeyGuessed
+		}
+	}
+	return f, nil
 }
 
 // errStopDecoding, returned by a frameFunc, ends decoding without error.

@@ -53,7 +53,7 @@ func (s *FileSource) run(ctx context.Context, emit func(Frame) error) error {
 				t = IndexTime(d.seq, s.opt.FPS)
 			}
 			t0 := time.Now()
-			f, err := pic.apply(s.opt.Preprocess)
+			f, err := d.frame(pic, s.opt.Preprocess)
 			if err != nil {
 				return fmt.Errorf("frame %d: %w", seq, err)
 			}

@@ -124,7 +124,7 @@ func readLive(ctx context.Context, sp liveSpec, items chan<- liveItem) {
 	var first time.Duration
 	err = d.each(ctx, func(pic *picture, pts time.Duration, _ bool) error {
 		arrival := time.Now()
-		f, err := pic.apply(sp.pre)
+		f, err := d.frame(pic, sp.pre)
 		if err != nil {
 			return fmt.Errorf("frame %d: %w", d.seq, err)
 		}

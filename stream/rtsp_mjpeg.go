@@ -93,6 +93,8 @@ func (r *mjpegReader) run(ctx context.Context, mj *format.MJPEG, read func() (*r
 		if err != nil {
 			return fmt.Errorf("%s: %dx%d picture: %w", r.name, pic.Bounds().Dx(), pic.Bounds().Dy(), err)
 		}
+		// Every picture is a whole JPEG: intra coded, as a key frame is.
+		f.Key, f.KeyKnown = true, true
 		f.Decode, f.Preprocess = t1.Sub(t0), time.Since(t1)
 		st.stamp(&f, time.Duration(unwrap)*time.Second/90000)
 		r.stats.Frames++

@@ -211,6 +211,7 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 			if err != nil {
 				return fmt.Errorf("%s: %dx%d picture: %w", r.name, w, h, err)
 			}
+			f.Key, f.KeyKnown = dec.key(), true
 			f.Decode, f.Preprocess = t1.Sub(t0), time.Since(t1)
 			// The picture's own time: with reordering it is not the
 			// access unit's just sent.

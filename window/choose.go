@@ -49,7 +49,9 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 	}
 	vs := make([]Verdict, len(cands))
 	for i, r := range cands {
-		vs[i] = Certify(r, th, cam)
+		// The readouts fitted from latents alone know no key frames;
+		// they are the window's, which the encoder's fit holds.
+		vs[i] = Certify(withKeys(r, cands[0]), th, cam)
 	}
 	// The best certified candidate; failing that, the best identified
 	// one (unique but imprecise), so the verdict says why it is refused;

@@ -9,7 +9,8 @@ import (
 )
 
 // ClipOf is the estimator's clip of frames (all of one size) spaced by dt
-// seconds. The clip shares the frames' pixels.
+// seconds, with their key frames (KeysOf). The clip shares the frames'
+// pixels.
 func ClipOf(frames []frame.Frame, dt float64) estimator.Clip {
 	c := estimator.Clip{Dt: dt}
 	if len(frames) > 0 {
@@ -19,6 +20,7 @@ func ClipOf(frames []frame.Frame, dt float64) estimator.Clip {
 	for i, f := range frames {
 		c.Frames[i] = f.Pix
 	}
+	c.Keys, c.KeysGuessed = KeysOf(frames)
 	return c
 }
 

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/physd/physd/estimator"
@@ -17,10 +18,20 @@ const maxImpulse = 5.0
 type Impulse struct {
 	// Ratio is the largest |c_k| (see testImpulse) over the fitted
 	// solution's largest |z''|Δt², among the samples that pass the
-	// noise and phase-step tests; 0 when none does.
+	// noise and phase-step tests and have no key frame within one
+	// sample; 0 when none does.
 	Ratio float64 `json:"ratio"`
 	// At is when, in seconds from its clip's first frame.
 	At float64 `json:"t"`
+	// KeyRatio and KeyAt are the largest jump of the same kind, and
+	// when, set aside because a key frame lies within one sample of it
+	// (estimator.Result.Keys): there the codec re-coded the whole
+	// picture, and the readout may read its re-quantisation as a step; 0
+	// when there is none. KeysGuessed says the key frames were guessed
+	// from the pictures, the source telling no frame types.
+	KeyRatio    float64 `json:"key_ratio,omitempty"`
+	KeyAt       float64 `json:"key_t,omitempty"`
+	KeysGuessed bool    `json:"keys_guessed,omitempty"`
 }
 
 // testImpulse looks for an impulse in the output-error residual e. A
@@ -33,13 +44,22 @@ type Impulse struct {
 // by either neighbour (|c_k + c_{k±1}| ≥ |c_k|/2). The two samples at each
 // end of a clip, where the fit is least constrained, are not tested.
 //
+// Nor are the samples with a key frame within one sample (keys; see
+// keyFrames.near): a key frame re-codes the whole picture, a step in the
+// image that a readout turns into a step in the latent, and a step
+// joined to the change of drift the codec's prediction leaves before it
+// need not cancel as a phase step does. The largest such jump is
+// reported apart (Impulse.KeyRatio) and fails nothing: a knock that
+// lands within a sample of a key frame goes unseen, 3 samples in every
+// GOP (a tenth of them at GOP 30, 1 % at GOP 250).
+//
 // What it resolves: a velocity jump above maxImpulse·ω_nΔt times the peak
 // velocity (0.5× for a 0.32 Hz pendulum at 20 fps, 1× for 1 Hz at 30 fps).
 // A frozen frame moves the latent by up to the peak velocity × Δt, which is
 // 1/(ω_nΔt) in these units, so the bar cannot go lower without refusing
 // re-timed files.
-func testImpulse(tf *estimator.TrajectoryFit, tr Trace) Impulse {
-	var im Impulse
+func testImpulse(tf *estimator.TrajectoryFit, tr Trace, keys keyFrames) Impulse {
+	im := Impulse{KeysGuessed: keys.guessed}
 	if tf == nil || tr.motion == nil {
 		return im
 	}
@@ -64,19 +84,39 @@ func testImpulse(tf *estimator.TrajectoryFit, tr Trace) Impulse {
 		return im
 	}
 	bar := (math.Sqrt(2*math.Log(float64(len(abs)))) + 2) * 1.4826 * median(abs)
-	for _, e := range tf.Resid {
+	for m, e := range tf.Resid {
 		c := func(k int) float64 { return e[k+1] - 2*e[k] + e[k-1] }
 		for k := 3; k+3 < len(e); k++ {
 			ck := c(k)
 			a := math.Abs(ck)
-			if a <= bar || a/scale <= im.Ratio {
+			if a <= bar || a/scale <= min(im.Ratio, im.KeyRatio) {
 				continue
 			}
 			if math.Abs(ck+c(k-1)) < a/2 || math.Abs(ck+c(k+1)) < a/2 {
 				continue // a phase step: the neighbour takes it back
 			}
-			im.Ratio, im.At = a/scale, float64(k)*dt
+			switch r := a / scale; {
+			case keys.near(m, k):
+				if r > im.KeyRatio {
+					im.KeyRatio, im.KeyAt = r, float64(k)*dt
+				}
+			case r > im.Ratio:
+				im.Ratio, im.At = r, float64(k)*dt
+			}
 		}
 	}
 	return im
+}
+
+// keyNote says why a jump at a key frame (im.KeyRatio) was set aside; ""
+// when none would have failed the test.
+func (im Impulse) keyNote() string {
+	if !(im.KeyRatio > maxImpulse) {
+		return ""
+	}
+	how := "told by the decoder"
+	if im.KeysGuessed {
+		how = "guessed from a step over the whole picture"
+	}
+	return fmt.Sprintf("a velocity jump of %.1f× at %.2f s is within one frame of a key frame (%s), where the codec re-coded the whole picture: set aside, not read as an impulse", im.KeyRatio, im.KeyAt, how)
 }

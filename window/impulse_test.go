@@ -14,7 +14,7 @@ func impulseOf(t *testing.T, z []float64, dt float64) Impulse {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testImpulse(r.Trajectory, tr)
+	return testImpulse(r.Trajectory, tr, keyFrames{})
 }
 
 // A push mid-window (the velocity jumps) is an impulse; a dropped frame

@@ -195,10 +195,19 @@ func Certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict) 
 		coverage += advice
 	}
 	cs.add(CheckCoverage, false, coverage)
-	v.Impulse = testImpulse(r.Trajectory, tr)
-	cs.add(CheckImpulse, false, when(v.Impulse.Ratio > maxImpulse, func() string {
+	v.Impulse = testImpulse(r.Trajectory, tr, keyFramesOf(r))
+	impulse := when(v.Impulse.Ratio > maxImpulse, func() string {
 		return fmt.Sprintf("an impulse at %.2f s: the latent's velocity jumps by %.1f× the fitted solution's largest acceleration × Δt (> %g), a knock, a push or a new release; a window across it holds two free responses", v.Impulse.At, v.Impulse.Ratio, maxImpulse)
-	}))
+	})
+	if note := v.Impulse.keyNote(); impulse == "" && note != "" {
+		// Passed, with what was set aside said in its detail.
+		cs.list = append(cs.list, Check{Name: CheckImpulse, Passed: true, Detail: note})
+	} else {
+		if note != "" {
+			impulse += "; " + note
+		}
+		cs.add(CheckImpulse, false, impulse)
+	}
 	cs.add(CheckEnergyGrowth, false, when(v.Coverage.Holds && v.Coverage.Growing > 0, func() string {
 		return fmt.Sprintf("energy grows: at %d of the covered levels' slope sequences |z'| rises with time (%d fall); a damped structure's never does", v.Coverage.Growing, v.Coverage.Decaying)
 	}))
