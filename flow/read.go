@@ -138,6 +138,12 @@ func Read(c estimator.Clip) (*Reading, error) {
 		return nil, ErrFlat
 	}
 	r := g.refine(d, n, z0, u, still)
+	if r.Peak() > 4*MaxPeak {
+		// Far past the linear model (the first reading only grows
+		// when refined): the caller reads this motion otherwise.
+		r.Pixels, r.Binned = len(g.interior), 1
+		return r, nil
+	}
 	for range 2 {
 		if r.Moving == 0 {
 			break
@@ -155,7 +161,7 @@ func Read(c estimator.Clip) (*Reading, error) {
 // linear either, or fails, leaves the first.
 func ReadBinned(c estimator.Clip) (*Reading, error) {
 	r, err := Read(c)
-	if err != nil || r.Linear() {
+	if err != nil || r.Linear() || r.Peak() > 4*MaxPeak {
 		return r, err
 	}
 	r2, err := Read(bin2(c))
