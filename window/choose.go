@@ -140,15 +140,24 @@ func (v *Verdict) refuse(check string, needsSigma bool, why string) {
 // the units the user reads, with a margin for the floor's own error.
 const MinResolved = 10
 
-// Resolve refuses v when the region's motion, amplitudePx, is less than
-// MinResolved times the noise floor of its readout, floorPx (both in
-// source pixels), with a reason that names both; it records the check
-// either way.
+// Resolve holds v to the region's motion, amplitudePx, against the noise
+// floor of its readout, floorPx (both in source pixels): a certified
+// verdict whose motion is less than MinResolved times the floor is
+// refused, and a refused one says so too, both naming the amplitude and
+// the floor. A refused verdict keeps its status (an undamped-looking
+// window stays one): the resolution is the reason it is given in units
+// the user reads, not another verdict. The check is recorded either way.
 func (v *Verdict) Resolve(amplitudePx, floorPx float64) {
 	if amplitudePx >= MinResolved*floorPx {
 		v.Checks = append(v.Checks, Check{Name: CheckResolved, Passed: true})
 		return
 	}
-	v.refuse(CheckResolved, false, fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
-		amplitudePx, floorPx, MinResolved))
+	why := fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
+		amplitudePx, floorPx, MinResolved)
+	if v.Certified {
+		v.refuse(CheckResolved, false, why)
+		return
+	}
+	v.Checks = append(v.Checks, Check{Name: CheckResolved, Detail: why})
+	v.Reasons = append(v.Reasons, why)
 }

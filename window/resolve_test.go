@@ -1,0 +1,27 @@
+package window
+
+import (
+	"strings"
+	"testing"
+)
+
+// Resolve refuses a certified verdict whose motion is below MinResolved
+// times its floor, keeps a refused verdict's status while saying why, and
+// records a passed check otherwise.
+func TestResolve(t *testing.T) {
+	v := Verdict{Status: Certified, Certified: true, Identified: true}
+	v.Resolve(0.05, 0.01)
+	if v.Certified || v.Status != NotCertified || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "0.05 px") {
+		t.Errorf("certified below the floor: %+v", v)
+	}
+	u := Verdict{Status: UndampedDiscrete}
+	u.Resolve(0.0012, 0.0034)
+	if u.Status != UndampedDiscrete || len(u.Reasons) != 1 || !strings.Contains(u.Reasons[0], "0.0034 px") {
+		t.Errorf("refused below the floor: %+v", u)
+	}
+	ok := Verdict{Status: Certified, Certified: true, Identified: true}
+	ok.Resolve(1, 0.01)
+	if !ok.Certified || len(ok.Checks) != 1 || !ok.Checks[0].Passed || ok.Checks[0].Name != CheckResolved {
+		t.Errorf("resolved: %+v", ok)
+	}
+}
