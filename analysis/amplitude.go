@@ -5,6 +5,7 @@ import (
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
+	"github.com/physd/physd/window"
 )
 
 // amplitudeOf tells how far the window's region moves, in source pixels
@@ -20,7 +21,12 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64)
 	if !(sourcePx > 0) {
 		sourcePx = 1
 	}
-	if rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) {
+	// A reading the linear model does not explain is a large motion
+	// read small, unless it is below its own floor (then it is what
+	// tells why the window says nothing).
+	smallMotion := rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) &&
+		(rd.Explained >= flow.MinExplained || rd.Amplitude() < window.MinResolved*rd.Noise)
+	if smallMotion {
 		noise := rd.Noise
 		if small != nil && small.Trajectory != nil {
 			_, res := trajectoryRMS(small.Trajectory)

@@ -19,6 +19,12 @@ const ReadoutFlow = "flow"
 // the tracked objects read the motion without that model.
 const MaxPeak = 0.75
 
+// MinExplained is the least share of the moving pixels' change the
+// linear model must explain (Reading.Explained) for the readout to be
+// offered: less, and the motion is not small, whatever its reading's
+// peak says (a large swing saturates the reading).
+const MinExplained = 0.35
+
 // Errors of Candidate.
 var (
 	// ErrLarge reports motion too large for the linear model (MaxPeak).
@@ -50,6 +56,8 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
 	case !rd.Linear():
 		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g, read binned 2×2 too)", ErrLarge, rd.Peak(), 2*MaxPeak)
+	case rd.Explained < MinExplained:
+		return nil, rd, fmt.Errorf("%w: the linear model explains %.0f %% of the moving pixels' change (< %.0f %%)", ErrLarge, 100*rd.Explained, 100*MinExplained)
 	}
 	lat := [][]float64{rd.Z}
 	dt := clips[0].Dt

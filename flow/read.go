@@ -24,6 +24,12 @@ type Reading struct {
 	// and the frames were read binned 2×2 (ReadBinned). Z and Noise are
 	// in frame pixels either way.
 	Binned int
+	// Explained is the share of the moving pixels' change the linear
+	// model explains (0 when nothing moves): 0.8–0.97 for a structure's
+	// sub-pixel swing, 0.5–0.7 for one near its noise floor, 0.06–0.22
+	// for a cart swinging tens of pixels, whose reading saturates into
+	// something small-looking (MinExplained).
+	Explained float64
 	// Pixels is how many pixels were read, and Moving how many of them
 	// move with Z beyond their noise (0: nothing moves, and Z is read
 	// over every pixel).
@@ -116,6 +122,9 @@ func Read(c estimator.Clip) (*Reading, error) {
 	for i := range raw {
 		raw[i] /= float64(n)
 	}
+	if d := roughDisplacement(c.Frames, raw, w, h); d > 8*MaxPeak {
+		return nil, fmt.Errorf("%w: the frames change as a displacement of about %.2g frame px would", ErrLarge, d)
+	}
 	ref, tmp := make([]float64, w*h), make([]float64, w*h)
 	smooth(ref, tmp, raw, w, h)
 	var mean float64
@@ -138,9 +147,11 @@ func Read(c estimator.Clip) (*Reading, error) {
 		return nil, ErrFlat
 	}
 	r := g.refine(d, n, z0, u, still)
-	if r.Peak() > 4*MaxPeak {
-		// Far past the linear model (the first reading only grows
-		// when refined): the caller reads this motion otherwise.
+	if r.Peak() > 4*MaxPeak || r.Moving > 0 && r.Explained < MinExplained/2 {
+		// Far past the linear model — the first reading only grows
+		// when refined, and a large swing read small leaves most of
+		// the moving pixels' change unexplained: the caller reads this
+		// motion otherwise.
 		r.Pixels, r.Binned = len(g.interior), 1
 		return r, nil
 	}
@@ -195,6 +206,36 @@ func bin2(c estimator.Clip) estimator.Clip {
 		out.Frames[k] = b
 	}
 	return out
+}
+
+// roughDisplacement is a cheap bound-like guess of how far the frames
+// move, in frame pixels: the rms change from the mean frame over the rms
+// gradient of the mean frame, √(Σ_t Σ_p ΔI² / (n Σ_p |∇I₀|²)), on every
+// second row. It reads a small displacement low (only the moving part
+// changes) and a large one far beyond the linear model high, which is
+// all it is for: motion many pixels wide is not read.
+func roughDisplacement(frames [][]float64, mean []float64, w, h int) float64 {
+	var gg, dd float64
+	for y := 1; y < h-1; y += 2 {
+		for x := 1; x < w-1; x++ {
+			i := y*w + x
+			gx, gy := (mean[i+1]-mean[i-1])/2, (mean[i+w]-mean[i-w])/2
+			gg += gx*gx + gy*gy
+		}
+	}
+	for _, f := range frames {
+		for y := 1; y < h-1; y += 2 {
+			r, m := f[y*w+1:y*w+w-1], mean[y*w+1:y*w+w-1]
+			for x, v := range r {
+				e := v - m[x]
+				dd += e * e
+			}
+		}
+	}
+	if !(gg > 0) {
+		return math.Inf(1)
+	}
+	return math.Sqrt(dd / (float64(len(frames)) * gg))
 }
 
 // differences returns, frame by frame, ΔI over the interior pixels
@@ -492,7 +533,33 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 		}
 		noise = max(noise, math.Sqrt(s/float64(n))/2)
 	}
-	return &Reading{Z: z, Dir: u, Noise: noise, Moving: count}
+	r := &Reading{Z: z, Dir: u, Noise: noise, Moving: count}
+	if count > 0 {
+		r.Explained = g.explained(d, z, u, moves)
+	}
+	return r
+}
+
+// explained is the share of the moving pixels' change that the linear
+// model of a displacement z along u explains,
+//
+//	1 − Σ_t Σ_p (ΔI_p(t) + (g_p·u) z(t))² / Σ_t Σ_p ΔI_p(t)².
+func (g *grid) explained(d [][]float64, z []float64, u [2]float64, moves []bool) float64 {
+	var res, all float64
+	for t, row := range d {
+		for p, i := range g.interior {
+			if !moves[p] {
+				continue
+			}
+			e := row[p] + (g.gx[i]*u[0]+g.gy[i]*u[1])*z[t]
+			res += e * e
+			all += row[p] * row[p]
+		}
+	}
+	if !(all > 0) {
+		return 0
+	}
+	return 1 - res/all
 }
 
 // weightedMedian is the value below which half of the weight w of xs
