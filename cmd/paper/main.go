@@ -59,6 +59,8 @@ type fitRecord struct {
 	Zeta    any            `json:"zeta"`
 	SigmaZ  any            `json:"sigma_zeta"`
 	Verdict window.Verdict `json:"verdict"`
+	// Uncertainty is what the reported σ is made of (when measured).
+	Uncertainty *estimator.Uncertainty `json:"uncertainty,omitempty"`
 }
 
 func main() {
@@ -242,7 +244,7 @@ func runCell(ctx context.Context, dir string, c cell, seed int, plot string) out
 	return outcome{g0: r.Gamma0, g1: r.Gamma1, s0: r.Sigma0, s1: r.Sigma1, verdict: v.Status, regime: r.Physics.Regime,
 		identified: v.Identified, precision: v.Precision,
 		dump: &fitRecord{Cell: c.name(), Seed: seed, Readout: r.Readout, Gamma0: num(r.Gamma0), Gamma1: num(r.Gamma1), Sigma0: num(r.Sigma0), Sigma1: num(r.Sigma1),
-			Zeta: num(r.Physics.Zeta), SigmaZ: num(r.Physics.SigmaZ), Verdict: v}}
+			Zeta: num(r.Physics.Zeta), SigmaZ: num(r.Physics.SigmaZ), Verdict: v, Uncertainty: r.Uncertainty}}
 }
 
 // num is x for JSON: nil when not finite.
@@ -273,7 +275,16 @@ func writeDump(path string, cs []cell, results [][]outcome, first int) error {
 				rec = map[string]any{"cell": c.name(), "seed": first + k, "error": msg}
 			}
 			if err := enc.Encode(rec); err != nil {
-				return err
+				// A σ part that is not finite (no JSON number): the
+				// line without the parts.
+				if o.dump == nil || o.dump.Uncertainty == nil {
+					return err
+				}
+				d := *o.dump
+				d.Uncertainty = nil
+				if err := enc.Encode(&d); err != nil {
+					return err
+				}
 			}
 		}
 	}
