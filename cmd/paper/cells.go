@@ -33,6 +33,8 @@ type cell struct {
 	// preset tweaks
 	loss estimator.Regularizer
 	tau  float64
+	// seeds is how many seeds the cell is rendered with: 1 … seeds.
+	seeds int
 }
 
 func (c cell) name() string { return c.table + " / " + c.label }

@@ -67,7 +67,7 @@ func fmtPaper(v float64) string {
 }
 
 // report writes the Markdown tables and a summary of the must-show checks.
-func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Duration) {
+func report(w io.Writer, cs []cell, res [][]outcome, first, seeds, stressSeeds int, took time.Duration) {
 	type tally struct{ cells, ok int }
 	var identAcc, identCert, unidNot, undOwn tally
 	// identPrecise counts the identifiable cells that pass the paper's
@@ -81,7 +81,7 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 			if o.err == nil && o.identified && !o.precision.Holds {
 				pr := o.precision
 				imprecise = append(imprecise, fmt.Sprintf("%s / %s, seed %d: σ(f_n) %.3g %% of f_n (limit %.3g %%), σ(ζ) %.3g (limit %.3g)",
-					c.table, c.label, k+1, 100*pr.RelSigmaFn, 100*pr.LimitFn, pr.SigmaZeta, pr.LimitZeta))
+					c.table, c.label, first+k, 100*pr.RelSigmaFn, 100*pr.LimitFn, pr.SigmaZeta, pr.LimitZeta))
 			}
 		}
 	}
@@ -127,12 +127,16 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 	// off in γ0 or 0.02 off in γ1.
 	var stressCert, stressFalse, stressIdent, stressIdentFalse int
 	var stressFalseCells []string
+	// Per stress cell: fits certified within the accuracy bar, identified
+	// within it, and false certificates.
+	type stressTally struct{ certInBar, identInBar, false int }
+	stressOf := map[int]stressTally{}
 	for i, c := range cs {
 		if c.nuis.Kind == "" {
 			continue
 		}
 		t1, t0 := sim.GroundTruth(c.regime)
-		n := 0
+		var st stressTally
 		for _, o := range res[i] {
 			if o.err != nil || !o.identified {
 				continue
@@ -142,24 +146,34 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 			if off {
 				stressIdentFalse++
 			}
+			in := accurate(o.g0, o.g1, t0, t1)
+			if in {
+				st.identInBar++
+			}
 			if o.verdict == window.Certified {
 				stressCert++
+				if in {
+					st.certInBar++
+				}
 				if off {
 					stressFalse++
-					n++
+					st.false++
 				}
 			}
 		}
-		if n > 0 {
-			stressFalseCells = append(stressFalseCells, fmt.Sprintf("%s (%d)", c.label, n))
+		stressOf[i] = st
+		if st.false > 0 {
+			stressFalseCells = append(stressFalseCells, fmt.Sprintf("%s (%d)", c.label, st.false))
 		}
 	}
 	// The stress cells the paper's own CNN gets within the accuracy bar
 	// (judged on the paper's figures, not ours) must be certified within
-	// the bar on at least stressMinSeeds of the seeds.
-	const stressMinSeeds = 4
+	// the bar on at least stressShare of the seeds (8 of 10).
+	const stressShare = 0.8
+	need := func(n int) int { return int(math.Ceil(stressShare*float64(n) - 1e-9)) }
 	var inBar, inBarOK, inBarPrecise int
 	var inBarMissed []string
+	inBarCell := map[int]bool{}
 	for i, c := range cs {
 		if c.nuis.Kind == "" {
 			continue
@@ -168,23 +182,16 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 		if math.IsNaN(c.p0) || !accurate(c.p0, c.p1, t0, t1) {
 			continue
 		}
+		inBarCell[i] = true
 		inBar++
-		n, np := 0, 0
-		for _, o := range res[i] {
-			if o.err == nil && o.identified && accurate(o.g0, o.g1, t0, t1) {
-				n++
-				if o.verdict == window.Certified {
-					np++
-				}
-			}
-		}
-		if n >= min(stressMinSeeds, seeds) {
+		st, n := stressOf[i], len(res[i])
+		if st.identInBar >= need(n) {
 			inBarOK++
-		} else {
-			inBarMissed = append(inBarMissed, fmt.Sprintf("%s (%d/%d)", c.label, n, seeds))
 		}
-		if np >= min(stressMinSeeds, seeds) {
+		if st.certInBar >= need(n) {
 			inBarPrecise++
+		} else {
+			inBarMissed = append(inBarMissed, fmt.Sprintf("%s (%d/%d)", c.label, st.certInBar, n))
 		}
 	}
 	var failures []string
@@ -196,6 +203,7 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 			body = append(body, fmt.Sprintf("\n## %s\n\n| setting | paper γ0 | paper γ1 | truth (γ0, γ1) | ours γ0 | ours γ1 | mean σ (γ0, γ1) | verdicts | paper: identifiable | check |\n|---|---|---|---|---|---|---|---|---|---|", table))
 		}
 		t1, t0 := sim.GroundTruth(c.regime)
+		n := len(res[i])
 		var g0s, g1s, s0s, s1s []float64
 		counts := map[window.Status]int{}
 		idents, vague := 0, 0
@@ -230,18 +238,24 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 		vs := ""
 		for _, st := range []window.Status{window.Certified, window.UndampedDiscrete, window.NotCertified, "error"} {
 			if counts[st] > 0 {
-				vs += fmt.Sprintf("%s %d/%d ", st, counts[st], seeds)
+				vs += fmt.Sprintf("%s %d/%d ", st, counts[st], n)
 			}
 		}
 		if vague > 0 {
-			vs += fmt.Sprintf("(identified but imprecise %d/%d) ", vague, seeds)
+			vs += fmt.Sprintf("(identified but imprecise %d/%d) ", vague, n)
 		}
 		check := ""
-		certAll := counts[window.Certified] == seeds
+		certAll := counts[window.Certified] == n
 		switch {
 		// The stress test, and the ablation's other regularisers, which the
 		// paper reports as failures, are shown but not judged.
-		case c.nuis.Kind != "" || c.loss != "" && !c.ident:
+		case c.nuis.Kind != "":
+			st := stressOf[i]
+			check = fmt.Sprintf("certified in the bar %d/%d, false %d", st.certInBar, n, st.false)
+			if inBarCell[i] {
+				check += " (paper in the bar)"
+			}
+		case c.loss != "" && !c.ident:
 			check = "report only"
 		case c.ident && c.undamped:
 			calib(res[i], t0, t1)
@@ -254,7 +268,7 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 				check = "**inaccurate**"
 				failures = append(failures, c.name()+": accuracy")
 			}
-			if counts[window.UndampedDiscrete] == seeds {
+			if counts[window.UndampedDiscrete] == n {
 				undOwn.ok++
 				check += ", own verdict"
 			} else {
@@ -278,9 +292,9 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 				identCert.ok++
 				identPrecise++
 				check += ", certified"
-			case idents == seeds:
+			case idents == n:
 				identCert.ok++
-				check += fmt.Sprintf(", identified; precise on %d/%d", counts[window.Certified], seeds)
+				check += fmt.Sprintf(", identified; precise on %d/%d", counts[window.Certified], n)
 			default:
 				check += ", **not all identified**"
 				failures = append(failures, c.name()+": the paper's conditions")
@@ -301,7 +315,7 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 		body = append(body, fmt.Sprintf("| %s | %s | %s | (%g, %g) | %s | %s | %s | %s | %v | %s |",
 			c.label, fmtPaper(c.p0), fmtPaper(c.p1), t0, t1, ours0, ours1, sig, vs, c.ident, check))
 	}
-	fmt.Fprintf(w, "# Paper reproduction\n\nGenerated by `make paper` (`go run ./cmd/paper`) on %s/%s with %d seeds per cell in %s. ", runtime.GOOS, runtime.GOARCH, seeds, took.Round(time.Second))
+	fmt.Fprintf(w, "# Paper reproduction\n\nGenerated by `make paper` (`go run ./cmd/paper`) on %s/%s with %d seeds per cell (%d … %d; the stress test's %d, %d … %d) in %s. ", runtime.GOOS, runtime.GOARCH, seeds, first, first+seeds-1, stressSeeds, first, first+stressSeeds-1, took.Round(time.Second))
 	fmt.Fprintf(w, "Every clip is rendered by `sim`, written as H.264 (lossless luma) by ffmpeg, read back through `stream.ReadFile` (libavformat/libavcodec), checked for the camera's own motion and stabilised when it moved (package `motion`, as `physd estimate --reference auto` does), fitted with the default `edge` preset, weighed against the objects the tracker follows through the same frames (`tracker.Weigh`: each readout certified by `window.Certify`, `window.Choose` picks) as `physd estimate` does — except the loss and τ ablations, which measure the encoder's training and report its readout alone. The intensity and scale three-clip sets are rendered clip by clip, each clip's z normalised over itself as the authors' generators do, and fitted with one offset per clip (`--offsets per-clip`, the authors' loss with intercept), which the certificate holds to the per-clip coverage test; the other sets share one observation map and one offset.\n\n")
 	fmt.Fprintf(w, "Accuracy bar: |γ0 − γ0*| ≤ 0.5 %% of γ0*, |γ1 − γ1*| ≤ 2 %% of γ1* when γ1* ≥ 1, else ≤ 0.004, for every seed. \"paper: identifiable\" is the paper's label.\n\n")
 	fmt.Fprintf(w, "## Summary\n\n")
@@ -317,7 +331,8 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 	if len(stressFalseCells) > 0 {
 		fmt.Fprintf(w, ", in: %s", strings.Join(stressFalseCells, "; "))
 	}
-	fmt.Fprintf(w, "; the paper's in-bar cells (its CNN within the accuracy bar) identified within the bar on at least %d of %d seeds: %d/%d, and certified (precise too): %d/%d", min(stressMinSeeds, seeds), seeds, inBarOK, inBar, inBarPrecise, inBar)
+	fmt.Fprintf(w, "; the paper's in-bar cells (its CNN within the accuracy bar) identified within the bar on at least %.0f %% of their seeds: %d/%d\n", 100*stressShare, inBarOK, inBar)
+	fmt.Fprintf(w, "- the paper's %s in-bar cells certified in the bar on ≥ %d/%d: %d/%d", count(inBar), need(stressSeeds), stressSeeds, inBarPrecise, inBar)
 	if len(inBarMissed) > 0 {
 		fmt.Fprintf(w, ", missed: %s", strings.Join(inBarMissed, "; "))
 	}
@@ -347,4 +362,13 @@ func report(w io.Writer, cs []cell, res [][]outcome, seeds int, took time.Durati
 	for _, b := range body {
 		fmt.Fprintln(w, b)
 	}
+}
+
+// count spells a small count as a word.
+func count(n int) string {
+	words := []string{"no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"}
+	if n >= 0 && n < len(words) {
+		return words[n]
+	}
+	return fmt.Sprint(n)
 }
