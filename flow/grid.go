@@ -2,6 +2,8 @@ package flow
 
 import (
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/physd/physd/internal/order"
 	"math"
 	"slices"
 )
@@ -186,7 +188,7 @@ func leadingComponents(rows [][]float64, n, k int) ([]float64, [][]float64) {
 				d = max(d, math.Abs(next[i]-w[i]))
 			}
 			w, next = next, w
-			if d < 1e-9 {
+			if d < 1e-6 {
 				break
 			}
 		}
@@ -213,8 +215,10 @@ func leadingComponents(rows [][]float64, n, k int) ([]float64, [][]float64) {
 	return vals, out
 }
 
-// maxPower is the most power-iteration steps for one component.
-const maxPower = 300
+// maxPower is the most power-iteration steps for one component: the
+// components only choose the motion's time course and seed the pixels'
+// reading, which reads the displacement itself.
+const maxPower = 60
 
 // normalize scales v to unit length and returns its former length.
 func normalize(v []float64) float64 {
@@ -231,17 +235,18 @@ func normalize(v []float64) float64 {
 	return s
 }
 
-// median is xs's median; xs is reordered.
+// median is xs's median (quickselect, order.Select); xs is reordered.
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	slices.Sort(xs)
 	m := len(xs) / 2
+	hi := order.Select(xs, m)
 	if len(xs)%2 == 1 {
-		return xs[m]
+		return hi
 	}
-	return (xs[m-1] + xs[m]) / 2
+	// Select leaves the m smallest before index m.
+	return (slices.Max(xs[:m]) + hi) / 2
 }
 
 // smooth writes into dst the w×h image src filtered by the binomial

@@ -105,13 +105,13 @@ func TestReadFlat(t *testing.T) {
 	}
 }
 
-// BenchmarkRead reads a real camera's window as the daemon frames it: a
+// BenchmarkRead reads a real camera's window as the daemon does (ReadBinned): a
 // 640×60 region resized to 209×20, 6 s at 30 fps.
 func BenchmarkRead(b *testing.B) {
 	c := shiftscene.Clip(209, 20, 1.0/30, decay(180, 0.2), 1, 0, 0.005, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Read(c); err != nil {
+		if _, err := ReadBinned(c); err != nil {
 			b.Fatal(err)
 		}
 	}
