@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/window"
 )
 
 // ReadoutFlow is the Result.Readout of the displacement read from
@@ -58,6 +59,11 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g, read binned 2×2 too)", ErrLarge, rd.Peak(), 2*MaxPeak)
 	case rd.Explained < MinExplained:
 		return nil, rd, fmt.Errorf("%w: the linear model explains %.0f %% of the moving pixels' change (< %.0f %%)", ErrLarge, 100*rd.Explained, 100*MinExplained)
+	case rd.Amplitude() < window.MinResolved*rd.Noise:
+		// The window's floor is at least the reading's noise and its
+		// amplitude at most the reading's: the resolution check would
+		// refuse this readout, so it is not fitted.
+		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.Amplitude(), rd.Noise, window.MinResolved)
 	}
 	lat := [][]float64{rd.Z}
 	dt := clips[0].Dt
