@@ -146,7 +146,7 @@ func Read(c estimator.Clip) (*Reading, error) {
 	if z0 == nil {
 		return nil, ErrFlat
 	}
-	r := g.refine(d, n, z0, u, still)
+	r := g.refine(d, n, z0, u, still, false)
 	if r.Peak() > 4*MaxPeak || r.Moving > 0 && r.Explained < MinExplained/2 {
 		// Far past the linear model — the first reading only grows
 		// when refined, and a large swing read small leaves most of
@@ -155,12 +155,7 @@ func Read(c estimator.Clip) (*Reading, error) {
 		r.Pixels, r.Binned = len(g.interior), 1
 		return r, nil
 	}
-	for range 2 {
-		if r.Moving == 0 {
-			break
-		}
-		r = g.refine(d, n, r.Z, r.Dir, still)
-	}
+	r = g.refine(d, n, r.Z, r.Dir, still, true)
 	r.Pixels, r.Binned = len(g.interior), 1
 	return r, nil
 }
@@ -454,10 +449,10 @@ func (g *grid) read(d [][]float64, n int, u [2]float64, keep func(p int) bool, w
 // (read), with noise σ/√Σ_p (g_p·û)², or the spread between two halves of
 // the moving pixels (alternate cells) read apart, less what they share
 // with z, when that is larger: compressed video's noise is not
-// independent from pixel to pixel. With fewer than minMoving moving
-// pixels, or still, z is read over every pixel. Every pixel is weighed by
-// its residual noise.
-func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bool) *Reading {
+// independent from pixel to pixel (the final pass only). With fewer than
+// minMoving moving pixels, or still, z is read over every pixel. Every
+// pixel is weighed by its residual noise.
+func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still, final bool) *Reading {
 	var zz float64
 	for _, v := range z0 {
 		zz += v * v
@@ -515,14 +510,12 @@ func (g *grid) refine(d [][]float64, n int, z0 []float64, u [2]float64, still bo
 	for p := range w {
 		w[p] = 1 / max(res[p]*res[p], floor)
 	}
-	z, den := g.read(d, n, u, func(p int) bool { return moves[p] }, w)
+	z, za, zb, den := g.readHalves(d, n, u, moves, w)
 	if z == nil {
 		return &Reading{Z: z0, Dir: u, Noise: math.Inf(1)}
 	}
 	noise := 1 / math.Sqrt(den)
-	za, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 0 }, w)
-	zb, _ := g.read(d, n, u, func(p int) bool { return moves[p] && g.cellOf[p]%2 == 1 }, w)
-	if za != nil && zb != nil {
+	if final && za != nil && zb != nil {
 		var dz, z2 float64
 		for t := range z {
 			dz += (za[t] - zb[t]) * z[t]
@@ -585,6 +578,51 @@ func weightedMedian(xs, w []float64) float64 {
 		}
 	}
 	return xs[idx[len(idx)-1]]
+}
+
+// readHalves is read over the pixels moves selects, weighed by w, and the
+// same over the two halves of them in alternate cells, in one pass: z,
+// the halves' za and zb (nil when a half is empty), and z's denominator.
+func (g *grid) readHalves(d [][]float64, n int, u [2]float64, moves []bool, w []float64) (z, za, zb []float64, den float64) {
+	var num [2][]float64
+	var dh [2]float64
+	num[0], num[1] = make([]float64, n), make([]float64, n)
+	for p, i := range g.interior {
+		if !moves[p] {
+			continue
+		}
+		gu := g.gx[i]*u[0] + g.gy[i]*u[1]
+		if gu == 0 {
+			continue
+		}
+		h := g.cellOf[p] % 2
+		wg := w[p] * gu
+		dh[h] += wg * gu
+		acc := num[h]
+		for t := range n {
+			acc[t] -= d[t][p] * wg
+		}
+	}
+	den = dh[0] + dh[1]
+	if !(den > 0) {
+		return nil, nil, nil, 0
+	}
+	z = make([]float64, n)
+	for t := range z {
+		z[t] = (num[0][t] + num[1][t]) / den
+	}
+	center(z)
+	half := func(h int) []float64 {
+		if !(dh[h] > 0) {
+			return nil
+		}
+		for t := range num[h] {
+			num[h][t] /= dh[h]
+		}
+		center(num[h])
+		return num[h]
+	}
+	return z, half(0), half(1), den
 }
 
 // minMoving is the fewest pixels of p that read a motion: fewer pass
