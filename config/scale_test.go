@@ -120,7 +120,7 @@ func TestScaleLoad(t *testing.T) {
 			t.Errorf("LineScale(%s, %s) = %+v %v: %v mm/px, want %v", tc.camera, tc.zone, s, ok, s.MMPerPx(), tc.mmPerPx)
 		}
 	}
-	if z := cam.ZoneCamera(cam.Zones[0]); z.Scale.Points != nil && len(z.Scale.Points) != 0 {
+	if z := cam.ZoneCamera(cam.Zones[0]); len(z.Scale.Points) != 0 {
 		t.Errorf("zone near mixes its camera's points into its pinhole scale: %+v", z.Scale)
 	}
 	if _, ok := cfg.LineScale("bridge", "nope"); ok {
