@@ -24,9 +24,9 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64)
 	// A reading the linear model does not explain is a large motion
 	// read small, unless it is below its own floor (then it is what
 	// tells why the window says nothing).
-	smallMotion := rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) &&
+	useReading := rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) &&
 		(rd.Explained >= flow.MinExplained || rd.Amplitude() < window.MinResolved*rd.Noise)
-	if smallMotion {
+	if useReading {
 		noise := rd.Noise
 		if small != nil && small.Trajectory != nil {
 			_, res := trajectoryRMS(small.Trajectory)

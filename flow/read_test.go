@@ -33,20 +33,7 @@ func TestReadFollowsSubPixelMotion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Z against the truth about its mean: slope and correlation.
-			var m float64
-			for _, v := range d {
-				m += v
-			}
-			m /= float64(len(d))
-			var sxy, sxx, syy float64
-			for i, z := range r.Z {
-				x := d[i] - m
-				sxy += x * z
-				sxx += x * x
-				syy += z * z
-			}
-			slope, corr := sxy/sxx, sxy/math.Sqrt(sxx*syy)
+			slope, corr, m := against(d, r.Z)
 			// The scale: a sharp edge's pixels move partly (the one the
 			// edge crosses), and which of them count as moving shifts the
 			// scale by a few percent (refine's ratio band).
@@ -129,21 +116,26 @@ func TestReadBinnedLargerMotion(t *testing.T) {
 	if r.Binned != 2 || !r.Linear() {
 		t.Fatalf("binned %d, linear %v, peak %.3g", r.Binned, r.Linear(), r.Peak())
 	}
-	var m float64
+	slope, corr, _ := against(d, r.Z)
+	t.Logf("slope %.4f, correlation %.5f, peak %.3g, noise %.2g", slope, corr, r.Peak(), r.Noise)
+	if corr < 0.99 || math.Abs(slope-1) > 0.15 {
+		t.Errorf("binned reading: slope %.4f, correlation %.5f (want 1 ± 0.15, ≥ 0.99)", slope, corr)
+	}
+}
+
+// against is a reading z against the true displacement d about d's mean
+// m: the least-squares slope of z on d and their correlation.
+func against(d, z []float64) (slope, corr, m float64) {
 	for _, v := range d {
 		m += v
 	}
 	m /= float64(len(d))
 	var sxy, sxx, syy float64
-	for i, z := range r.Z {
+	for i, v := range z {
 		x := d[i] - m
-		sxy += x * z
+		sxy += x * v
 		sxx += x * x
-		syy += z * z
+		syy += v * v
 	}
-	slope, corr := sxy/sxx, sxy/math.Sqrt(sxx*syy)
-	t.Logf("slope %.4f, correlation %.5f, peak %.3g, noise %.2g", slope, corr, r.Peak(), r.Noise)
-	if corr < 0.99 || math.Abs(slope-1) > 0.15 {
-		t.Errorf("binned reading: slope %.4f, correlation %.5f (want 1 ± 0.15, ≥ 0.99)", slope, corr)
-	}
+	return sxy / sxx, sxy / math.Sqrt(sxx*syy), m
 }
