@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -64,6 +65,12 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	}
 	lr, ok := net.(*LowRank)
 	if !ok || !p.ClosedForm || p.Loss.Reg != VarFloor {
+		if err := errors.Join(r.seenForAPeriod(), r.aliasAcrossGaps(p.Loss.Offset)); err != nil {
+			// The stencil's σ, as when the readout's part cannot be
+			// measured: not one that leaves a known source out.
+			u.Bootstrap, u.Note = bs, err.Error()
+			return nil
+		}
 		u.Bootstrap, u.Source, u.Note = bs, "bootstrap", "no closed-form readout: its selection is not measured"
 		r.Cov = bs.Cov
 		return nil
