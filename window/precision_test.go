@@ -55,13 +55,14 @@ func TestPrecisionRefusesImpreciseWindow(t *testing.T) {
 	if v = Certify(rough, Thresholds{MaxRelSigmaFn: 0.05, MaxRelSigmaZeta: 100}, nil); !v.Certified {
 		t.Errorf("limits raised: %s %v", v.Status, v.Reasons)
 	}
-	// σ(ζ) alone: the floor and the relative limit both count.
-	zeta := withSigma(r, 2*defaultSigmaZetaFloor/r.Physics.SigmaZ, 1)
-	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1}, nil); v.Certified || math.Abs(v.Precision.SigmaZeta-0.01) > 0.001 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "imprecise") {
-		t.Errorf("σ(ζ) 0.01 at ζ %.3g: %s %v", r.Physics.Zeta, v.Status, v.Reasons)
+	// σ(ζ) alone: the floor and the relative limit both count. σ(ζ) 0.008
+	// at ζ ≈ 0.02 is above both (0.005, 0.3ζ) and tells ζ from zero.
+	zeta := withSigma(r, 1.6*defaultSigmaZetaFloor/r.Physics.SigmaZ, 1)
+	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1}, nil); v.Certified || math.Abs(v.Precision.SigmaZeta-0.008) > 0.001 || !strings.Contains(v.Reasons[len(v.Reasons)-1], "imprecise") {
+		t.Errorf("σ(ζ) 0.008 at ζ %.3g: %s %v", r.Physics.Zeta, v.Status, v.Reasons)
 	}
-	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1, SigmaZetaFloor: 0.011}, nil); !v.Certified {
-		t.Errorf("σ(ζ) 0.01 under a floor of 0.011: %s %v", v.Status, v.Reasons)
+	if v = Certify(zeta, Thresholds{MaxRelSigmaFn: 1, SigmaZetaFloor: 0.009}, nil); !v.Certified {
+		t.Errorf("σ(ζ) 0.008 under a floor of 0.009: %s %v", v.Status, v.Reasons)
 	}
 }
 
