@@ -14,10 +14,12 @@ import (
 // less its noise, and its noise floor: the reading's own, or what the
 // fit of it (small) leaves when that is more (a codec's quarter-pixel
 // motion vectors and quantisation are not noise the reading sees) —
-// else from the reported readout when that is a followed object's
-// position (√2 × its fitted solution's rms about the mean, and the rms of
-// what the solution leaves), else nil.
-func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64) *flow.Amplitude {
+// else from a followed object's position (√2 × its fitted solution's rms
+// about the mean, and the rms of what the solution leaves): the reported
+// readout's when it is one, else the followed object whose path one free
+// response describes best (tracked; a swing the encoder reads is still
+// told in pixels when an object was followed through it), else nil.
+func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estimator.Result, sourcePx float64) *flow.Amplitude {
 	if !(sourcePx > 0) {
 		sourcePx = 1
 	}
@@ -37,7 +39,15 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, sourcePx float64)
 		return &flow.Amplitude{Px: amp * sourcePx, NoisePx: noise * sourcePx, Readout: flow.ReadoutFlow}
 	}
 	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Readout == flow.ReadoutFlow || r.Trajectory == nil {
-		return nil
+		r = nil
+		for _, t := range tracked {
+			if t != nil && t.Trajectory != nil && (r == nil || t.Trajectory.RelResidual() < r.Trajectory.RelResidual()) {
+				r = t
+			}
+		}
+		if r == nil {
+			return nil
+		}
 	}
 	fit, res := trajectoryRMS(r.Trajectory)
 	if fit == 0 && res == 0 {

@@ -180,12 +180,13 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	if small != nil {
 		extra = append(extra, small)
 	}
+	var tracked []*estimator.Result
 	if ahead != nil {
-		a.rep.Result, a.rep.Verdict = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
+		a.rep.Result, a.rep.Verdict, tracked = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
 	} else {
-		a.rep.Result, a.rep.Verdict = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
+		a.rep.Result, a.rep.Verdict, tracked = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
 	}
-	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, a.opt.SourcePx)
+	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, tracked, a.opt.SourcePx)
 	// The small-motion readout's certificate holds its motion to the
 	// noise floor; another readout's refusal says why when the motion is
 	// below it. A certified encoder's readout of what is not a

@@ -37,7 +37,8 @@ var (
 )
 
 // Candidate reads the displacement of a window of one clip (ReadBinned) and
-// fits it as a readout (estimator.FitLatents, named ReadoutFlow), for
+// fits it as a readout (estimator.FitRuns, named ReadoutFlow: one run
+// from the first frame, to where a free decay meets the floor), for
 // window.Choose to weigh beside the encoder's and the tracked objects'.
 // With screen set, the readout is first fitted without its σ
 // (estimator.ScreenLatents) and measured only when screen passes it.
@@ -65,10 +66,13 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		// refuse this readout, so it is not fitted.
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.Amplitude(), rd.Noise, window.MinResolved)
 	}
-	lat := [][]float64{rd.Z}
+	// A free decay is fitted until it meets the floor (resolvedSpan): one
+	// run from the clip's first frame.
+	lat := [][]float64{rd.Z[:resolvedSpan(rd.Z)]}
+	runs := estimator.Runs{Clip: []int{0}, First: []int{0}}
 	dt := clips[0].Dt
 	if screen != nil {
-		r, err := estimator.ScreenLatents(ctx, ReadoutFlow, lat, nil, dt, p)
+		r, err := estimator.ScreenRuns(ctx, ReadoutFlow, lat, runs, dt, p)
 		if err != nil {
 			return nil, rd, err
 		}
@@ -76,7 +80,7 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 			return r, rd, nil
 		}
 	}
-	r, err := estimator.FitLatents(ctx, ReadoutFlow, lat, nil, dt, p)
+	r, err := estimator.FitRuns(ctx, ReadoutFlow, lat, runs, dt, p)
 	if err != nil {
 		return nil, rd, err
 	}

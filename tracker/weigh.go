@@ -16,9 +16,11 @@ import (
 // keeps enc's training record (steps, exposure, encoder) and adds its
 // own time. s places the window in its camera's stream (Stream; zero
 // for a window on its own). extra are other readouts of the same frames
-// (the small-motion readout's, package flow) weighed alongside. Why
-// nothing could be followed is logged at debug level.
-func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, extra ...*estimator.Result) (*estimator.Result, window.Verdict) {
+// (the small-motion readout's, package flow) weighed alongside. tracked
+// are the followed objects' fits, for what they tell besides the choice
+// (how far the object moved, in frame pixels). Why nothing could be
+// followed is logged at debug level.
+func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, extra ...*estimator.Result) (r *estimator.Result, v window.Verdict, tracked []*estimator.Result) {
 	return weigh(ctx, clips, enc, p, th, cam, s, log, nil, extra)
 }
 
@@ -48,15 +50,16 @@ func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
 
 // Weigh is Weigh with the objects a followed; enc must be the encoder's
 // fit of a's frames. The result is Weigh's, to the bit.
-func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, extra ...*estimator.Result) (*estimator.Result, window.Verdict) {
+func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, extra ...*estimator.Result) (r *estimator.Result, v window.Verdict, tracked []*estimator.Result) {
 	<-a.done
 	return weigh(ctx, clips, enc, p, th, cam, Stream{}, log, a, extra)
 }
 
 // weigh is Weigh, on the objects ahead followed when it is not nil (its
 // frames, which must be enc's).
-func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead, extra []*estimator.Result) (*estimator.Result, window.Verdict) {
+func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead, extra []*estimator.Result) (*estimator.Result, window.Verdict, []*estimator.Result) {
 	cands := []*estimator.Result{enc}
+	var tracked []*estimator.Result
 	if enc != nil && len(enc.Frames) == len(clips) {
 		seen := make([]estimator.Clip, len(clips))
 		for m, c := range clips {
@@ -81,15 +84,15 @@ func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)
 		}
-		cands = append(cands, alts...)
+		cands, tracked = append(cands, alts...), alts
 	}
 	cands = append(cands, extra...)
 	i, v := window.Choose(cands, th, cam)
 	if i == 0 {
-		return enc, v
+		return enc, v, tracked
 	}
 	r := *cands[i]
 	r.Exposure, r.Steps, r.Reverted, r.Encoder = enc.Exposure, enc.Steps, enc.Reverted, enc.Encoder
 	r.Elapsed += enc.Elapsed
-	return &r, v
+	return &r, v, tracked
 }

@@ -30,7 +30,7 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, wantV := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{}, nil)
+	want, wantV, _ := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{}, nil)
 
 	seen, norm := clips, (*estimator.Normalized)(nil)
 	if p.Exposure {
@@ -44,7 +44,7 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, gotV := ahead.Weigh(ctx, clips, enc2, p, window.Thresholds{}, nil, nil)
+	got, gotV, _ := ahead.Weigh(ctx, clips, enc2, p, window.Thresholds{}, nil, nil)
 	if got.Readout != want.Readout || got.Gamma0 != want.Gamma0 || got.Gamma1 != want.Gamma1 ||
 		got.Sigma0 != want.Sigma0 || got.Sigma1 != want.Sigma1 || gotV.Status != wantV.Status {
 		t.Errorf("ahead: %s γ0 %v ± %v γ1 %v ± %v %s; after: %s γ0 %v ± %v γ1 %v ± %v %s",
