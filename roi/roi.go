@@ -50,6 +50,7 @@ const (
 	joinCells     = 2    // blocks within this many cells join one cluster
 	growHits      = 2    // sub-segments a cell next to the region needs to join it
 	mergeFrac     = 0.25 // clusters with this share of the strongest one's power join the region
+	maxViewShare  = 0.8  // a region of this share of the view's cells is the view changing, not an object
 	padCells      = 1.5  // least padding of the box, in cells
 	padFrac       = 0.1  // padding as a fraction of the box's longer side
 	periodsPerSeg = 1.0  // least periods in a persistence sub-segment
@@ -451,8 +452,16 @@ func (s *search) evaluate(f float64) evaluation {
 		e.persistence += float64(act(b).hits) / float64(e.segs)
 	}
 	e.persistence /= float64(len(e.cells))
-	if hsum > 0 && fsum < fundShareMin*hsum {
+	switch {
+	case hsum > 0 && fsum < fundShareMin*hsum:
 		e.rejected = fmt.Sprintf("a subharmonic: its region holds %.0f%% of its power at %.3g Hz itself (need %.0f%%)", 100*fsum/hsum, f, 100*fundShareMin)
+	case float64(len(e.cells)) >= maxViewShare*float64(s.nb):
+		// An object moves in part of the view; the whole view changing
+		// together is the light, the codec (texture drift over a GOP,
+		// keyframe pumping: a 250-frame GOP's sawtooth has its harmonics
+		// at 0.12, 0.24 … Hz) or the camera. The whole view is what no
+		// region gives anyway.
+		e.rejected = fmt.Sprintf("the whole view changes at it (%d of %d cells): the light, the codec's keyframes or the camera, not an object", len(e.cells), s.nb)
 	}
 	for _, c := range rest[:min(len(rest), 2)] {
 		r, _ := s.box(c.cells)
