@@ -7,9 +7,10 @@ import (
 )
 
 // The sweep's cells are the issue's: amplitudes 2 … 0.1 px at CRF 18 and
-// 30 with their targets, and the compressed 5 and 12 px at CRF 38.
+// 30 with their targets, the compressed 5 and 12 px at CRF 38, and the
+// other kinds at 1 and 0.5 px, untargeted.
 func TestCells(t *testing.T) {
-	var sub, comp, target int
+	var sub, comp, kinds, target int
 	for _, c := range cells() {
 		switch c.group {
 		case "sub-pixel":
@@ -19,6 +20,11 @@ func TestCells(t *testing.T) {
 			if c.crf != 38 {
 				t.Errorf("compression cell at CRF %d", c.crf)
 			}
+		default:
+			kinds++
+			if c.target || c.object == "" || c.crf != 18 {
+				t.Errorf("kind cell %+v", c)
+			}
 		}
 		if c.target {
 			target++
@@ -27,8 +33,8 @@ func TestCells(t *testing.T) {
 			t.Errorf("cell %+v: wrong target", c)
 		}
 	}
-	if sub != 10 || comp != 4 || target != 4+2+4 {
-		t.Errorf("%d sub-pixel, %d compression, %d targeted cells", sub, comp, target)
+	if sub != 10 || comp != 4 || kinds != 8 || target != 4+2+4 {
+		t.Errorf("%d sub-pixel, %d compression, %d kind, %d targeted cells", sub, comp, kinds, target)
 	}
 }
 

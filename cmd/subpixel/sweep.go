@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,16 +18,20 @@ import (
 
 // cell is one row of the sweep: an amplitude and an encoding.
 type cell struct {
-	group  string // "sub-pixel" or "compression"
+	group  string // "sub-pixel", "compression", or a kind: "cable", "beam", "mast", "block h265"
 	ampPx  float64
 	crf    int
 	gop    int // 0: the encoder's default (x264: 250)
 	target bool
+	object sim.ObjectKind // "": a block
+	codec  sim.Codec      // "": H.264
 }
 
 // cells are the sweep: amplitudes 2 … 0.1 px at CRF 18 and 30
 // (certified down to 0.3 px at CRF 18 and 1 px at CRF 30 is the target),
-// and 5 and 12 px at CRF 38 with keyframes every 30 and 250 frames.
+// and 5 and 12 px at CRF 38 with keyframes every 30 and 250 frames; and
+// the other kinds — a cable, a beam's edge, a mast, a block over H.265 —
+// at 1 and 0.5 px, CRF 18.
 func cells() []cell {
 	var cs []cell
 	for _, crf := range []int{18, 30} {
@@ -41,6 +46,19 @@ func cells() []cell {
 	for _, a := range []float64{5, 12} {
 		for _, gop := range []int{30, 250} {
 			cs = append(cs, cell{group: "compression", ampPx: a, crf: 38, gop: gop, target: true})
+		}
+	}
+	// The kinds the held-back scenes hold, with no target of
+	// their own: what they show is counted, false certificates first.
+	for _, k := range []struct {
+		group  string
+		object sim.ObjectKind
+		codec  sim.Codec
+	}{
+		{"cable", sim.ObjectCable, ""}, {"beam", sim.ObjectBeam, ""}, {"mast", sim.ObjectMast, ""}, {"block h265", sim.ObjectBlock, sim.CodecH265},
+	} {
+		for _, a := range []float64{1, 0.5} {
+			cs = append(cs, cell{group: k.group, ampPx: a, crf: 18, object: k.object, codec: k.codec})
 		}
 	}
 	return cs
@@ -109,14 +127,18 @@ func sweep(ctx context.Context, cfg config, dir string, log io.Writer) (map[cell
 				return nil, err
 			}
 			fn, zeta := draw(c.group, seed)
-			s := sim.Structure{Duration: dur, Seed: int64(seed), Object: sim.ObjectBlock,
+			obj := c.object
+			if obj == "" {
+				obj = sim.ObjectBlock
+			}
+			s := sim.Structure{Duration: dur, Seed: int64(seed), Object: obj,
 				Modes: []sim.Mode{{Fn: fn, Zeta: zeta, AmplitudePx: c.ampPx}}}
 			frames, _, err := sim.RenderStructure(ctx, s)
 			if err != nil {
 				return nil, fmt.Errorf("render %v seed %d: %w", c, seed, err)
 			}
-			path := filepath.Join(dir, fmt.Sprintf("a%g-crf%d-gop%d-s%d.mp4", c.ampPx, c.crf, c.gop, seed))
-			if err := sim.WriteVideo(ctx, path, frames, s.WithDefaults().FPS, sim.Encoding{CRF: c.crf, GOP: c.gop}); err != nil {
+			path := filepath.Join(dir, fmt.Sprintf("%s-a%g-crf%d-gop%d-%s-s%d.mp4", obj, c.ampPx, c.crf, c.gop, cmp.Or(c.codec, sim.CodecH264), seed))
+			if err := sim.WriteVideo(ctx, path, frames, s.WithDefaults().FPS, sim.Encoding{Codec: c.codec, CRF: c.crf, GOP: c.gop}); err != nil {
 				return nil, fmt.Errorf("encode %s: %w", path, err)
 			}
 			g1, g0 := s.Modes[0].Gammas()
