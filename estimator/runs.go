@@ -176,8 +176,8 @@ func (r *Result) seenForAPeriod() error {
 		per[c]++
 		seen[c] += len(r.Latents[m])
 	}
-	for c, k := range seen {
-		if per[c] >= 2 && float64(k) < period {
+	for _, c := range runs.Clip { // in order: the first such clip is named
+		if k := seen[c]; per[c] >= 2 && float64(k) < period {
 			return fmt.Errorf("clip %d is seen for %d frames in %d runs, less than a period (%.0f frames): its runs' agreement across the gaps is not measured", c, k, per[c], period)
 		}
 	}
