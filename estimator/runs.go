@@ -221,10 +221,7 @@ func (r *Result) aliasAcrossGaps(off Offset) error {
 	if span == 0 || gap < math.Pi/wd {
 		return nil // no gap of half a period: each run's phase runs on
 	}
-	lay, err := latentsLayout(r.Latents, runs)
-	if err != nil {
-		return err
-	}
+	lay := tf.layout()
 	var z []float64
 	for _, l := range r.Latents {
 		z = append(z, l...)

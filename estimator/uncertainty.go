@@ -2,7 +2,6 @@ package estimator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -65,7 +64,11 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	}
 	lr, ok := net.(*LowRank)
 	if !ok || !p.ClosedForm || p.Loss.Reg != VarFloor {
-		if err := errors.Join(r.seenForAPeriod(), r.aliasAcrossGaps(p.Loss.Offset)); err != nil {
+		err := r.seenForAPeriod()
+		if err == nil { // runs shorter than a period need no alias search
+			err = r.aliasAcrossGaps(p.Loss.Offset)
+		}
+		if err != nil {
 			// The stencil's σ, as when the readout's part cannot be
 			// measured: not one that leaves a known source out.
 			u.Bootstrap, u.Note = bs, err.Error()
