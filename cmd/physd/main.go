@@ -72,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdFleet(ctx, args[1:], stdout, stderr)
 	case "config":
 		err = cmdConfig(args[1:], stdout)
+	case "reload":
+		err = cmdReload(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "physd", version)
 	case "help", "-h", "--help":
@@ -105,6 +107,7 @@ Commands:
   physd fleet add|rm|ls [--nats HUB] [BOARD...]
                                    on a hub: the aggregate stream sourcing every board's stream (docs/fleet.md)
   physd config check FILE          validate a configuration file
+  physd reload [--config FILE] PID check FILE, then send the daemon (PID) SIGHUP: the unit's ExecReload
   physd sim [flags] OUT.mp4...     render synthetic videos with known physics (H.264)
   physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one video, or a multi-trajectory fit from several
   physd version                    print the version

@@ -85,6 +85,10 @@ in_root "$T" sh -c 'id physd' >/dev/null 2>&1 && fail "a static physd user exist
 verify=$(in_root "$T" systemd-analyze verify /lib/systemd/system/physd.service 2>&1 || true)
 if [ -n "$verify" ]; then echo "$verify"; fail "systemd-analyze verify physd.service (in the root)"; fi
 ok "systemd-analyze verify physd.service (arm64, in the root): clean"
+reload_line=$(sed -n 's/^ExecReload=//p' "$T/lib/systemd/system/physd.service")
+[ "$reload_line" = '/usr/bin/physd reload --config /etc/physd/physd.yaml $MAINPID' ] ||
+	fail "unit ExecReload: '$reload_line' (want the packaged physd, no kill(1))"
+ok "ExecReload=$reload_line: no command the package does not bring"
 
 # The arm64 binary, under qemu.
 t0=$(date +%s)
@@ -102,6 +106,47 @@ ok "physd estimate -json /tmp/c.mp4: exit 0, certified, $g(${est_s} s under qemu
 out=$(in_root "$T" physd config check /etc/physd/physd.yaml) || fail "physd config check: $out"
 ok "physd config check /etc/physd/physd.yaml: $out"
 run_s=$(($(date +%s) - t0))
+
+# `systemctl reload physd` without a running systemd: the daemon as the
+# unit starts it, then the unit's ExecReload line with $MAINPID and the
+# configuration's path substituted (loopback ports chosen by the kernel,
+# so nothing on the host is in the way). It must reach the daemon as
+# SIGHUP (the daemon logs the reload), and an invalid configuration must
+# fail the reload with nothing sent (the daemon keeps running).
+t0=$(date +%s)
+printf 'log: {level: info, format: text}\nhttp: {listen: "127.0.0.1:0"}\nnats: {embedded: {listen: "127.0.0.1:0", jetstream: false}}\n' |
+	as_root tee "$T/tmp/reload.yaml" >/dev/null
+mainpid=$(in_root "$T" sh -c 'physd run --config /tmp/reload.yaml --state-dir /tmp/reload-state >/tmp/reload.log 2>&1 & echo $!')
+up=no
+for _ in $(seq 1 120); do
+	grep -q 'msg="physd running"' "$T/tmp/reload.log" 2>/dev/null && up=yes && break
+	sleep 0.5
+done
+[ $up = yes ] || { cat "$T/tmp/reload.log"; as_root kill "$mainpid" 2>/dev/null || true; fail "physd run did not come up in 60 s (for the reload check)"; }
+# shellcheck disable=SC2086 # the unit's line, split into words as systemd does
+set -- $(printf '%s\n' "$reload_line" | sed -e "s#\$MAINPID#$mainpid#" -e 's#/etc/physd/physd.yaml#/tmp/reload.yaml#')
+in_root "$T" "$@" >"$DEB_OUT/test-reload.log" 2>&1 || { cat "$DEB_OUT/test-reload.log"; as_root kill "$mainpid" 2>/dev/null || true; fail "ExecReload: $*"; }
+got=no
+for _ in $(seq 1 40); do
+	grep -q 'msg="configuration reloaded"' "$T/tmp/reload.log" && got=yes && break
+	sleep 0.25
+done
+[ $got = yes ] || { cat "$T/tmp/reload.log"; as_root kill "$mainpid" 2>/dev/null || true; fail "the daemon did not log a reload after ExecReload"; }
+ok "ExecReload ($*): SIGHUP reached physd (pid $mainpid), which logged 'configuration reloaded'"
+echo 'http: {listen: 7}' | as_root tee -a "$T/tmp/reload.yaml" >/dev/null
+if in_root "$T" "$@" >"$DEB_OUT/test-reload.log" 2>&1; then
+	as_root kill "$mainpid" 2>/dev/null || true
+	fail "ExecReload succeeded with an invalid configuration"
+fi
+grep -q 'not signalled' "$DEB_OUT/test-reload.log" || { cat "$DEB_OUT/test-reload.log"; fail "ExecReload on an invalid configuration: no reason"; }
+sleep 1
+as_root kill -0 "$mainpid" 2>/dev/null || fail "physd exited after a refused reload"
+[ "$(grep -c 'msg="configuration reloaded"' "$T/tmp/reload.log")" = 1 ] || fail "a refused reload reached the daemon"
+ok "ExecReload with an invalid configuration: fails ($(head -c 160 "$DEB_OUT/test-reload.log" | tr '\n' ' ')), nothing sent, physd still running"
+as_root kill -TERM "$mainpid"
+for _ in $(seq 1 60); do as_root kill -0 "$mainpid" 2>/dev/null || break; sleep 0.5; done
+! as_root kill -0 "$mainpid" 2>/dev/null || { as_root kill -KILL "$mainpid" 2>/dev/null || true; fail "physd did not stop on SIGTERM in 30 s"; }
+reload_s=$(($(date +%s) - t0))
 
 # An edited conffile survives a reinstall, with no prompt (stdin closed:
 # a prompt would fail dpkg).
@@ -150,4 +195,4 @@ all_s=$(($(date +%s) - t_all))
 echo
 echo "deb-test: $passed checks passed: $(basename "$deb") ($(($(stat -c %s "$deb") / 1024)) KiB) on arm64 Debian 12 under qemu"
 echo "  root: $([ $had_tarball = yes ] && echo "cached tarball" || echo "debootstrap $root_made_s s"), extract $root_s s;" \
-	"apt install $install_s s; physd commands $run_s s (estimate $est_s s); total $all_s s"
+	"apt install $install_s s; physd commands $run_s s (estimate $est_s s); reload $reload_s s; total $all_s s"
