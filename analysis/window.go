@@ -187,12 +187,17 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 		a.rep.Result, a.rep.Verdict, tracked = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
 	}
 	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, tracked, a.opt.SourcePx)
+	if a.rep.Amplitude != nil && enc != nil {
+		for _, f := range enc.Frames {
+			a.rep.Amplitude.HeldShare = max(a.rep.Amplitude.HeldShare, flow.HeldShare(f))
+		}
+	}
 	// The small-motion readout's certificate holds its motion to the
 	// noise floor; another readout's refusal says why when the motion is
 	// below it. A certified encoder's readout of what is not a
 	// displacement (a gray level, a size) is not held to it.
 	if amp := a.rep.Amplitude; amp != nil && (!a.rep.Verdict.Certified || a.rep.Result != nil && a.rep.Result.Readout == flow.ReadoutFlow) {
-		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx)
+		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx, amp.HeldShare)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }

@@ -59,7 +59,11 @@ func amplitudeOf(a *flow.Amplitude, mmPerPx float64) *wire.Amplitude {
 	if a == nil {
 		return nil
 	}
-	return wire.NewAmplitude(a.Px, a.NoisePx, a.Readout, mmPerPx)
+	w := wire.NewAmplitude(a.Px, a.NoisePx, a.Readout, mmPerPx)
+	if w != nil {
+		w.HeldShare = a.HeldShare
+	}
+	return w
 }
 
 // run publishes each outcome of in until the learning stage closes it.

@@ -15,4 +15,8 @@ type Amplitude struct {
 	// Readout names what measured it: "flow" (intensity gradients) or a
 	// tracked object's name.
 	Readout string `json:"readout"`
+	// HeldShare is the share of the window's frames in which the
+	// stream's codec held the moving pixels still (HeldShare): motion
+	// below its quantiser, dropped. Zero for an uncompressed source.
+	HeldShare float64 `json:"held_share,omitempty"`
 }

@@ -140,6 +140,13 @@ func (v *Verdict) refuse(check string, needsSigma bool, why string) {
 // the units the user reads, with a margin for the floor's own error.
 const MinResolved = 10
 
+// HeldNote is the share of frames a codec held still (flow.HeldShare)
+// from which a window below its floor names the codec as the cause. A
+// sub-pixel decay through x264 at CRF 30 is held in 35–55 % of a 20 s
+// clip's frames (everything after about 0.2 px); at CRF 18 and without
+// compression, in none.
+const HeldNote = 0.25
+
 // Resolve holds v to the region's motion, amplitudePx, against the noise
 // floor of its readout, floorPx (both in source pixels): a certified
 // verdict whose motion is less than MinResolved times the floor is
@@ -147,13 +154,20 @@ const MinResolved = 10
 // the floor. A refused verdict keeps its status (an undamped-looking
 // window stays one): the resolution is the reason it is given in units
 // the user reads, not another verdict. The check is recorded either way.
-func (v *Verdict) Resolve(amplitudePx, floorPx float64) {
+//
+// held is the share of the window's frames in which the stream's codec
+// held the moving pixels still (flow.HeldShare); from HeldNote on, the
+// refusal says so, and what would resolve smaller motion.
+func (v *Verdict) Resolve(amplitudePx, floorPx, held float64) {
 	if amplitudePx >= MinResolved*floorPx {
 		v.Checks = append(v.Checks, Check{Name: CheckResolved, Passed: true})
 		return
 	}
 	why := fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
 		amplitudePx, floorPx, MinResolved)
+	if held >= HeldNote {
+		why += fmt.Sprintf("; the stream's codec held the moving pixels still in %.0f%% of the frames, dropping motion below its quantiser: a higher bitrate (lower CRF or QP) resolves smaller motion", 100*held)
+	}
 	if v.Certified {
 		v.refuse(CheckResolved, false, why)
 		return

@@ -10,17 +10,25 @@ import (
 // records a passed check otherwise.
 func TestResolve(t *testing.T) {
 	v := Verdict{Status: Certified, Certified: true, Identified: true}
-	v.Resolve(0.05, 0.01)
+	v.Resolve(0.05, 0.01, 0)
 	if v.Certified || v.Status != NotCertified || len(v.Reasons) != 1 || !strings.Contains(v.Reasons[0], "0.05 px") {
 		t.Errorf("certified below the floor: %+v", v)
 	}
 	u := Verdict{Status: UndampedDiscrete}
-	u.Resolve(0.0012, 0.0034)
+	u.Resolve(0.0012, 0.0034, 0.1)
 	if u.Status != UndampedDiscrete || len(u.Reasons) != 1 || !strings.Contains(u.Reasons[0], "0.0034 px") {
 		t.Errorf("refused below the floor: %+v", u)
 	}
+	if strings.Contains(v.Reasons[0]+u.Reasons[0], "codec") {
+		t.Errorf("the codec named below HeldNote: %q, %q", v.Reasons[0], u.Reasons[0])
+	}
+	h := Verdict{Status: NotCertified}
+	h.Resolve(0.05, 0.01, 0.42)
+	if len(h.Reasons) != 1 || !strings.Contains(h.Reasons[0], "codec held the moving pixels still in 42%") {
+		t.Errorf("held by the codec, not said: %+v", h)
+	}
 	ok := Verdict{Status: Certified, Certified: true, Identified: true}
-	ok.Resolve(1, 0.01)
+	ok.Resolve(1, 0.01, 0.6)
 	if !ok.Certified || len(ok.Checks) != 1 || !ok.Checks[0].Passed || ok.Checks[0].Name != CheckResolved {
 		t.Errorf("resolved: %+v", ok)
 	}

@@ -57,6 +57,7 @@ func TestAmplitudeJSON(t *testing.T) {
 	}{
 		{"pixels", NewAmplitude(2.5, 0.04, "flow", 0), `{"px":2.5,"noise_px":0.04,"readout":"flow"}`},
 		{"millimetres", NewAmplitude(2.5, 0.04, "flow", 1.5), `{"px":2.5,"noise_px":0.04,"mm":3.75,"noise_mm":0.06,"mm_per_px":1.5,"readout":"flow"}`},
+		{"held by the codec", &Amplitude{Px: 0.2, NoisePx: 0.04, Readout: "flow", HeldShare: 0.43}, `{"px":0.2,"noise_px":0.04,"readout":"flow","held_share":0.43}`},
 	} {
 		b, err := json.Marshal(tc.a)
 		if err != nil {
@@ -115,6 +116,8 @@ func TestDecodeEstimateAmplitude(t *testing.T) {
 	}{
 		{`{"px":-1,"noise_px":0,"readout":"flow"}`, "amplitude.px"},
 		{`{"px":1,"noise_px":-0.5,"readout":"flow"}`, "amplitude.noise_px"},
+		{`{"px":1,"noise_px":0.1,"readout":"flow","held_share":-0.1}`, "amplitude.held_share"},
+		{`{"px":1,"noise_px":0.1,"readout":"flow","held_share":1.5}`, "amplitude.held_share"},
 		{`{"px":1,"noise_px":0.1,"mm":2,"readout":"flow"}`, "amplitude.noise_mm"},
 		{`{"px":1,"noise_px":0.1,"mm":2,"noise_mm":0.2,"readout":"flow"}`, "amplitude.mm_per_px"},
 		{`{"px":1,"noise_px":0.1,"mm":2,"noise_mm":0.2,"mm_per_px":0,"readout":"flow"}`, "amplitude.mm_per_px"},
@@ -156,7 +159,9 @@ func TestAmplitudeSchema(t *testing.T) {
 		t.Error("estimate.v1.json has no amplitude property")
 	}
 	def := schema.Defs.Amplitude
-	for _, a := range []*Amplitude{NewAmplitude(1, 0.1, "flow", 0), NewAmplitude(1, 0.1, "flow", 2)} {
+	held := NewAmplitude(1, 0.1, "flow", 0)
+	held.HeldShare = 0.4
+	for _, a := range []*Amplitude{NewAmplitude(1, 0.1, "flow", 0), NewAmplitude(1, 0.1, "flow", 2), held} {
 		b, _ := json.Marshal(a)
 		var got map[string]any
 		if err := json.Unmarshal(b, &got); err != nil {
@@ -178,7 +183,7 @@ func TestAmplitudeSchema(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"mm", "mm_per_px", "noise_mm", "noise_px", "px", "readout"}; !slices.Equal(keys, want) {
+	if want := []string{"held_share", "mm", "mm_per_px", "noise_mm", "noise_px", "px", "readout"}; !slices.Equal(keys, want) {
 		t.Errorf("$defs/amplitude has %v, want %v", keys, want)
 	}
 }

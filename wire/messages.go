@@ -71,6 +71,10 @@ type Amplitude struct {
 	// Readout names what measured the displacement: "flow" (intensity
 	// gradients) or a tracked object.
 	Readout string `json:"readout"`
+	// HeldShare is the share of the window's frames in which the
+	// stream's codec held the moving pixels still (flow.HeldShare):
+	// motion below its quantiser, dropped; absent when none were.
+	HeldShare float64 `json:"held_share,omitempty"`
 }
 
 // NewAmplitude returns the amplitude px and noise floor noisePx (source
@@ -93,13 +97,17 @@ func NewAmplitude(px, noisePx float64, readout string, mmPerPx float64) *Amplitu
 // finiteNonNegative reports whether v is a finite number ≥ 0.
 func finiteNonNegative(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
-// check tests the values the schema constrains: px and noise_px ≥ 0, and
-// mm, noise_mm ≥ 0 with mm_per_px > 0, all three or none.
+// check tests the values the schema constrains: px and noise_px ≥ 0,
+// held_share in [0, 1], and mm, noise_mm ≥ 0 with mm_per_px > 0, all three
+// or none.
 func (a *Amplitude) check() error {
+	if a.HeldShare > 1 {
+		return fmt.Errorf("field amplitude.held_share: is %g, want ≤ 1", a.HeldShare)
+	}
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"px", a.Px}, {"noise_px", a.NoisePx}} {
+	}{{"px", a.Px}, {"noise_px", a.NoisePx}, {"held_share", a.HeldShare}} {
 		if f.v < 0 {
 			return fmt.Errorf("field amplitude.%s: is %g, want ≥ 0", f.name, f.v)
 		}

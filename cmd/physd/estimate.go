@@ -263,6 +263,9 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	// region and the resizing): the scale is all it takes.
 	if a := an.Amplitude; a != nil {
 		rep.Amplitude = wire.NewAmplitude(a.Px, a.NoisePx, a.Readout, scale.MMPerPx())
+		if rep.Amplitude != nil {
+			rep.Amplitude.HeldShare = a.HeldShare
+		}
 	}
 	if *plotPath != "" {
 		fig := figure.FromResult(strings.Join(paths, ", "), res, v)
@@ -387,6 +390,9 @@ func printSummary(w io.Writer, r estimateReport) {
 		fmt.Fprintf(w, "amplitude %s, read by %s", amplitudeText(a), a.Readout)
 		if a.MMPerPx != nil {
 			fmt.Fprintf(w, "; scale %s mm/px", sig3(*a.MMPerPx))
+		}
+		if a.HeldShare > 0 {
+			fmt.Fprintf(w, "; the codec held the moving pixels still in %.0f%% of the frames", 100*a.HeldShare)
 		}
 		fmt.Fprintln(w)
 	} else {
