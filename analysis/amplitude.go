@@ -14,9 +14,10 @@ import (
 // less its noise, and its noise floor: the reading's own, or what the
 // fit of it (small) leaves when that is more (a codec's quarter-pixel
 // motion vectors and quantisation are not noise the reading sees) —
-// else from a followed object's position (√2 × its fitted solution's rms
-// about the mean, and the rms of what the solution leaves): the reported
-// readout's when it is one, else the followed object whose path one free
+// else from a fitted position (√2 × its fitted solution's rms about the
+// mean, and the rms of what the solution leaves): the reported readout's
+// when it is a followed object or a small-motion reading fitted from where
+// it is linear, else the followed object whose path one free
 // response describes best (tracked; a swing the encoder reads is still
 // told in pixels when an object was followed through it), else nil.
 func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estimator.Result, sourcePx float64) *flow.Amplitude {
@@ -38,7 +39,10 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estima
 		amp := math.Sqrt(2 * max(rms*rms+rd.Noise*rd.Noise-noise*noise, 0))
 		return &flow.Amplitude{Px: amp * sourcePx, NoisePx: noise * sourcePx, Readout: flow.ReadoutFlow}
 	}
-	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Readout == flow.ReadoutFlow || r.Trajectory == nil {
+	// A flow readout whose reading is past the linear model at its start
+	// (fitted from flow.Reading.LinearFrom on) tells its amplitude by its
+	// fit, as a followed object's does.
+	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Trajectory == nil {
 		r = nil
 		for _, t := range tracked {
 			if t != nil && t.Trajectory != nil && (r == nil || t.Trajectory.RelResidual() < r.Trajectory.RelResidual()) {

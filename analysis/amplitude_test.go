@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
 )
 
 // A swing too large for the small-motion readout, reported by the
@@ -37,5 +38,34 @@ func TestAmplitudeFromAFollowedObject(t *testing.T) {
 	}
 	if got := amplitudeOf(enc, nil, nil, nil, 2); got != nil {
 		t.Errorf("nothing followed, no reading: amplitude %+v, want none", got)
+	}
+}
+
+// A small-motion readout fitted from where its reading enters the linear
+// model (the reading itself past it at the start) tells its amplitude by
+// its fit, in source pixels.
+func TestAmplitudeOfAFlowReadoutFittedWhereLinear(t *testing.T) {
+	const dt, n = 1.0 / 30, 240
+	z := make([]float64, n)
+	for i := range z {
+		tt := float64(i) * dt
+		z[i] = 2 * math.Exp(-0.25*tt) * math.Cos(4*math.Pi*tt)
+	}
+	rd := &flow.Reading{Z: z, Noise: 0.01, Binned: 2, Explained: 0.9, Moving: 100, Pixels: 400}
+	from := rd.LinearFrom()
+	if rd.Linear() || from == 0 {
+		t.Fatalf("the reading: linear %v from %d; want past the model at first", rd.Linear(), from)
+	}
+	r, err := estimator.FitRuns(context.Background(), flow.ReadoutFlow, [][]float64{z[from:]}, estimator.Runs{Clip: []int{0}, First: []int{from}}, dt, estimator.Preset{Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	amp := amplitudeOf(r, r, rd, nil, 3)
+	if amp == nil || amp.Readout != flow.ReadoutFlow {
+		t.Fatalf("amplitude %+v: want the flow readout's", amp)
+	}
+	// √2 × the rms of the fitted decay from 1.5 frame px on, × 3.
+	if amp.Px < 3*0.5*1.5 || amp.Px > 3*1.5 {
+		t.Errorf("amplitude %.3g source px: want 2.25–4.5", amp.Px)
 	}
 }

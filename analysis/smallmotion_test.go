@@ -26,6 +26,7 @@ func TestSmallMotionWindow(t *testing.T) {
 		a, sd   float64 // frame px, noise
 		certify bool
 	}{
+		{"2 frame px, past the linear model at first", 2, 0.005, true},
 		{"0.2 frame px", 0.2, 0.005, true},
 		{"0.06 frame px", 0.06, 0.005, true},
 		{"0.002 frame px", 0.002, 0.01, false},

@@ -38,7 +38,8 @@ var (
 
 // Candidate reads the displacement of a window of one clip (ReadBinned) and
 // fits it as a readout (estimator.FitRuns, named ReadoutFlow: one run
-// from the first frame, to where a free decay meets the floor), for
+// from where the motion is within the linear model, to where a free decay
+// meets the floor), for
 // window.Choose to weigh beside the encoder's and the tracked objects'.
 // With screen set, the readout is first fitted without its σ
 // (estimator.ScreenLatents) and measured only when screen passes it.
@@ -53,11 +54,12 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 	if err != nil {
 		return nil, nil, err
 	}
+	from := rd.LinearFrom()
 	switch {
 	case rd.Moving == 0:
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
-	case !rd.Linear():
-		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px (> %g, read binned 2×2 too)", ErrLarge, rd.Peak(), 2*MaxPeak)
+	case 2*from > len(rd.Z):
+		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px and stays beyond %g (read binned %d×%d) past the window's middle", ErrLarge, rd.Peak(), MaxPeak*float64(max(rd.Binned, 1)), rd.Binned, rd.Binned)
 	case rd.Explained < MinExplained:
 		return nil, rd, fmt.Errorf("%w: the linear model explains %.0f %% of the moving pixels' change (< %.0f %%)", ErrLarge, 100*rd.Explained, 100*MinExplained)
 	case rd.Amplitude() < window.MinResolved*rd.Noise:
@@ -66,10 +68,13 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		// refuse this readout, so it is not fitted.
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.Amplitude(), rd.Noise, window.MinResolved)
 	}
-	// A free decay is fitted until it meets the floor (resolvedSpan): one
-	// run from the clip's first frame.
-	lat := [][]float64{rd.Z[:resolvedSpan(rd.Z)]}
-	runs := estimator.Runs{Clip: []int{0}, First: []int{0}}
+	// A free decay is fitted from where its swing is within the linear
+	// model (LinearFrom: beyond it the reading saturates, a large swing
+	// read small, which would bias the damping low) until it meets the
+	// floor (resolvedSpan): one run of the clip.
+	z := rd.Z[from:]
+	lat := [][]float64{z[:resolvedSpan(z)]}
+	runs := estimator.Runs{Clip: []int{0}, First: []int{from}}
 	dt := clips[0].Dt
 	if screen != nil {
 		r, err := estimator.ScreenRuns(ctx, ReadoutFlow, lat, runs, dt, p)

@@ -50,6 +50,21 @@ func (r *Reading) Peak() float64 {
 // pixels it was read on: its peak no more than MaxPeak of them.
 func (r *Reading) Linear() bool { return r.Peak() <= MaxPeak*float64(max(r.Binned, 1)) }
 
+// LinearFrom is the first frame from which the displacement stays within
+// the linear model of the pixels it was read on (MaxPeak of them): 0 when
+// it always is, len(Z) when its last frame is not. A free decay released
+// beyond the model enters it as its swing dies down; read from there on,
+// it is a free decay all the same.
+func (r *Reading) LinearFrom() int {
+	lim := MaxPeak * float64(max(r.Binned, 1))
+	for t := len(r.Z) - 1; t >= 0; t-- {
+		if math.Abs(r.Z[t]) > lim {
+			return t + 1
+		}
+	}
+	return 0
+}
+
 // Amplitude is Z's amplitude with its noise taken out, √(2·max(rms² −
 // Noise², 0)): a sinusoid's peak, zero for noise alone.
 func (r *Reading) Amplitude() float64 {
@@ -163,8 +178,9 @@ func Read(c estimator.Clip) (*Reading, error) {
 // ReadBinned is Read, and when the motion is too large for the frame's
 // own pixels (Linear false) Read again on the frames binned 2×2 — the
 // linear model's range in frame pixels doubles — with Z and Noise
-// brought back to frame pixels. A reading on binned frames that is not
-// linear either, or fails, leaves the first. (Reading the binned frames
+// brought back to frame pixels. A reading on binned frames that fails, or
+// is not linear either and enters its range no sooner (LinearFrom),
+// leaves the first. (Reading the binned frames
 // first, to stop early on a large swing, lost a 0.5 px swing at CRF 18
 // whose binned reading the linear model explained poorly.)
 func ReadBinned(c estimator.Clip) (*Reading, error) {
@@ -181,7 +197,7 @@ func ReadBinned(c estimator.Clip) (*Reading, error) {
 	}
 	r2.Noise *= 2
 	r2.Binned = 2
-	if !r2.Linear() {
+	if !r2.Linear() && r2.LinearFrom() >= r.LinearFrom() {
 		return r, nil
 	}
 	return r2, nil
