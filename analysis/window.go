@@ -175,17 +175,27 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 		return
 	}
 	t0 := time.Now()
-	small, reading := a.smallMotion(ctx, clips, enc)
+	if ahead == nil {
+		ahead = tracker.FollowStream(ctx, clips, enc, a.opt.Stream)
+	}
+	// The small-motion readout reads the scene's dominant change on the
+	// linear model; where an object swings many times its range through
+	// the whole window (a cart, a pendulum's bob), that change is far past
+	// it and the reading would be refused anyway (flow.ErrLarge) after
+	// costing a fifth of a real camera's analysis.
+	var small *estimator.Result
+	var reading *flow.Reading
+	if sw := ahead.Swing(largeCover); sw < largeSwing {
+		small, reading = a.smallMotion(ctx, clips, enc)
+	} else {
+		a.opt.Log.Debug("no small-motion readout: an object swings far past its linear model", "swing_px", sw)
+	}
 	var extra []*estimator.Result
 	if small != nil {
 		extra = append(extra, small)
 	}
 	var tracked []*estimator.Result
-	if ahead != nil {
-		a.rep.Result, a.rep.Verdict, tracked = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
-	} else {
-		a.rep.Result, a.rep.Verdict, tracked = tracker.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Stream, a.opt.Log, extra...)
-	}
+	a.rep.Result, a.rep.Verdict, tracked = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
 	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, tracked, a.opt.SourcePx)
 	if a.rep.Amplitude != nil && enc != nil {
 		for _, f := range enc.Frames {
@@ -201,6 +211,15 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }
+
+// largeSwing and largeCover: an object followed through largeCover of the
+// window whose rms displacement along its axis is largeSwing frame px or
+// more (a swing of about 8.5 px, over five times the binned reading's
+// 1.5 px range) moves too far for the small-motion readout.
+const (
+	largeSwing = 8 * flow.MaxPeak
+	largeCover = 0.8
+)
 
 // smallMotion reads the window's displacement from its intensity
 // gradients, on the frames the encoder saw (exposure normalised), and

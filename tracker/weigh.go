@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/physd/physd/estimator"
@@ -46,6 +47,52 @@ func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
 		a.paths, a.err = Follow(ctx, clips, Options{})
 	}()
 	return a
+}
+
+// FollowStream follows the objects of the frames the encoder saw (enc's,
+// which must be clips' exposure-normalised frames), keeping the matches
+// in s's cache for the camera's next windows as Weigh does, and returns
+// them as an Ahead already done: the caller can look at what moves
+// (Swing) before it weighs. Weighing it gives Weigh's result, to the bit.
+func FollowStream(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, s Stream) *Ahead {
+	a := &Ahead{done: make(chan struct{})}
+	defer close(a.done)
+	if enc == nil || len(enc.Frames) != len(clips) {
+		a.err = errors.New("tracker: no encoder frames to follow objects in")
+		return a
+	}
+	seen := make([]estimator.Clip, len(clips))
+	for m, c := range clips {
+		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
+	}
+	opt := Options{Stream: s}
+	if s.Cache != nil {
+		opt.Stream.match = clips
+	}
+	a.paths, a.err = Follow(ctx, seen, opt)
+	return a
+}
+
+// Swing is the largest rms displacement along its axis (Path.Spread, in
+// frame px) of the objects a followed through at least cover of the
+// window's frames (0 when none was): how far the scene's steady movers
+// swing.
+func (a *Ahead) Swing(cover float64) float64 {
+	<-a.done
+	var out float64
+	for _, p := range a.paths {
+		seen, all := 0, 0
+		for _, n := range p.clipLen {
+			all += n
+		}
+		for _, run := range p.Pos {
+			seen += len(run)
+		}
+		if all > 0 && float64(seen) >= cover*float64(all) {
+			out = max(out, p.Spread)
+		}
+	}
+	return out
 }
 
 // Weigh is Weigh with the objects a followed; enc must be the encoder's

@@ -58,3 +58,41 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 		t.Logf("the encoder's readout won (%s); the tracked candidates were still compared", want.Readout)
 	}
 }
+
+// TestFollowStreamWeighsAsWeigh: following the objects first, with the
+// camera's cache (FollowStream), then weighing gives Weigh's fit and
+// verdict to the bit; and Swing tells how far the followed object swings
+// (30 px from its rest, decaying: far past a small-motion reading),
+// while a still scene's swing is small.
+func TestFollowStreamWeighsAsWeigh(t *testing.T) {
+	const w, h, dt = 30, 100, 1.0 / 30
+	frames := scene(w, h, 3, 15, damped(150, dt, 50, 30, 0.8, 30), 0.01, 2)
+	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	ctx := context.Background()
+	enc, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantV, wantT := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{Cache: NewCache()}, nil)
+	ahead := FollowStream(ctx, clips, enc, Stream{Cache: NewCache()})
+	if sw := ahead.Swing(0.8); sw < 10 {
+		t.Errorf("swing %.3g px of a bob released 30 px from rest; want ≥ 10", sw)
+	}
+	got, gotV, gotT := ahead.Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, nil)
+	if got.Readout != want.Readout || got.Gamma0 != want.Gamma0 || got.Gamma1 != want.Gamma1 ||
+		got.Sigma0 != want.Sigma0 || got.Sigma1 != want.Sigma1 || gotV.Status != wantV.Status || len(gotT) != len(wantT) {
+		t.Errorf("followed first: %s γ0 %v ± %v γ1 %v ± %v %s (%d tracked); Weigh: %s γ0 %v ± %v γ1 %v ± %v %s (%d)",
+			got.Readout, got.Gamma0, got.Sigma0, got.Gamma1, got.Sigma1, gotV.Status, len(gotT),
+			want.Readout, want.Gamma0, want.Sigma0, want.Gamma1, want.Sigma1, wantV.Status, len(wantT))
+	}
+	still := scene(w, h, 3, 15, damped(150, dt, 50, 0.2, 0.8, 30), 0.01, 2)
+	sc := []estimator.Clip{{W: w, H: h, Frames: still, Dt: dt}}
+	enc2, err := estimator.Fit(ctx, sc, estimator.Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw := FollowStream(ctx, sc, enc2, Stream{}).Swing(0.8); sw > 1 {
+		t.Errorf("swing %.3g px of a bob moving 0.2 px; want ≤ 1", sw)
+	}
+}
