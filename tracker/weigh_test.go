@@ -22,17 +22,12 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 			f[j] = 1.2*f[j] + 0.05
 		}
 	}
-	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
-	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	clips, p, enc := fitFrames(t, w, h, dt, frames)
 	ctx := context.Background()
-
-	enc, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want, wantV, _ := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{}, nil)
 
 	seen, norm := clips, (*estimator.Normalized)(nil)
+	var err error
 	if p.Exposure {
 		if norm, err = estimator.NormalizeClips(clips); err != nil {
 			t.Fatal(err)
@@ -67,13 +62,8 @@ func TestFollowAheadWeighsAsWeigh(t *testing.T) {
 func TestFollowStreamWeighsAsWeigh(t *testing.T) {
 	const w, h, dt = 30, 100, 1.0 / 30
 	frames := scene(w, h, 3, 15, damped(150, dt, 50, 30, 0.8, 30), 0.01, 2)
-	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
-	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	clips, p, enc := fitFrames(t, w, h, dt, frames)
 	ctx := context.Background()
-	enc, err := estimator.Fit(ctx, clips, estimator.Options{Preset: p, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want, wantV, wantT := Weigh(ctx, clips, enc, p, window.Thresholds{}, nil, Stream{Cache: NewCache()}, nil)
 	ahead := FollowStream(ctx, clips, enc, Stream{Cache: NewCache()})
 	if sw := ahead.Swing(0.8); sw < 10 {
@@ -86,13 +76,21 @@ func TestFollowStreamWeighsAsWeigh(t *testing.T) {
 			got.Readout, got.Gamma0, got.Sigma0, got.Gamma1, got.Sigma1, gotV.Status, len(gotT),
 			want.Readout, want.Gamma0, want.Sigma0, want.Gamma1, want.Sigma1, wantV.Status, len(wantT))
 	}
-	still := scene(w, h, 3, 15, damped(150, dt, 50, 0.2, 0.8, 30), 0.01, 2)
-	sc := []estimator.Clip{{W: w, H: h, Frames: still, Dt: dt}}
-	enc2, err := estimator.Fit(ctx, sc, estimator.Options{Preset: p, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, _, enc2 := fitFrames(t, w, h, dt, scene(w, h, 3, 15, damped(150, dt, 50, 0.2, 0.8, 30), 0.01, 2))
 	if sw := FollowStream(ctx, sc, enc2, Stream{}).Swing(0.8); sw > 1 {
 		t.Errorf("swing %.3g px of a bob moving 0.2 px; want ≤ 1", sw)
 	}
+}
+
+// fitFrames is one clip of frames and the default preset's encoder fit of
+// it (seed 1).
+func fitFrames(t *testing.T, w, h int, dt float64, frames [][]float64) ([]estimator.Clip, estimator.Preset, *estimator.Result) {
+	t.Helper()
+	clips := []estimator.Clip{{W: w, H: h, Frames: frames, Dt: dt}}
+	p, _ := estimator.LookupPreset(estimator.DefaultPreset)
+	enc, err := estimator.Fit(context.Background(), clips, estimator.Options{Preset: p, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clips, p, enc
 }
