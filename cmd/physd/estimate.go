@@ -391,9 +391,6 @@ func printSummary(w io.Writer, r estimateReport) {
 		if a.MMPerPx != nil {
 			fmt.Fprintf(w, "; scale %s mm/px", sig3(*a.MMPerPx))
 		}
-		if a.HeldShare > 0 {
-			fmt.Fprintf(w, "; the codec held the moving pixels still in %.0f%% of the frames", 100*a.HeldShare)
-		}
 		fmt.Fprintln(w)
 	} else {
 		fmt.Fprintln(w, "amplitude not measured")

@@ -107,6 +107,7 @@ func TestAmplitudeOutput(t *testing.T) {
 		{wire.NewAmplitude(4, 0.1, "flow", 0), "4.00 px (noise 0.100)"},
 		{wire.NewAmplitude(4, 0.1, "flow", 0.5), "4.00 px (noise 0.100) = 2.00 mm (noise 0.0500)"},
 		{wire.NewAmplitude(1234, 0.00004, "flow", 12.5), "1234 px (noise 4e-05) = 15425 mm (noise 0.000500)"},
+		{&wire.Amplitude{Px: 0.2, NoisePx: 0.04, Readout: "flow", HeldShare: 0.43}, "0.200 px (noise 0.0400), codec held 43%"},
 	} {
 		e.Amplitude = tc.a
 		row := watchRow(e)

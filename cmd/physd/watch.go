@@ -32,8 +32,9 @@ func estimateRow(e *wire.Estimate) string {
 
 // amplitudeText is an amplitude and its noise floor in a few words:
 // "4.00 px (noise 0.100)", and with a scale
-// "4.00 px (noise 0.100) = 2.00 mm (noise 0.0500)"; "-" when the estimate
-// has none.
+// "4.00 px (noise 0.100) = 2.00 mm (noise 0.0500)", and ", codec held 43%"
+// after either when the stream's codec held the moving pixels still in
+// some frames; "-" when the estimate has none.
 func amplitudeText(a *wire.Amplitude) string {
 	if a == nil {
 		return "-"
@@ -41,6 +42,9 @@ func amplitudeText(a *wire.Amplitude) string {
 	s := fmt.Sprintf("%s px (noise %s)", sig3(a.Px), sig3(a.NoisePx))
 	if a.MM != nil && a.NoiseMM != nil {
 		s += fmt.Sprintf(" = %s mm (noise %s)", sig3(*a.MM), sig3(*a.NoiseMM))
+	}
+	if a.HeldShare > 0 {
+		s += fmt.Sprintf(", codec held %.0f%%", 100*a.HeldShare)
 	}
 	return s
 }

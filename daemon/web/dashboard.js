@@ -386,6 +386,8 @@ function amplitudeLines(a) {
   return [
     ["Amplitude", el("span", { class: "amp", "data-px": a.px, "data-mm": finite(a.mm) ? a.mm : "", text: both(a.mm, a.px) })],
     ["Noise floor", el("span", { class: "amp-noise", "data-noise-px": a.noise_px, text: both(a.noise_mm, a.noise_px) + " rms" })],
+    // The frames the stream's codec held still: motion below its quantiser.
+    ...(a.held_share > 0 ? [["Codec held", el("span", { class: "amp-held", "data-held-share": a.held_share, text: `${Math.round(100 * a.held_share)} % of the frames` })]] : []),
   ];
 }
 
