@@ -22,7 +22,7 @@ import (
 // (how far the object moved, in frame pixels). Why nothing could be
 // followed is logged at debug level.
 func Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, extra ...*estimator.Result) (r *estimator.Result, v window.Verdict, tracked []*estimator.Result) {
-	return weigh(ctx, clips, enc, p, th, cam, s, log, nil, extra)
+	return FollowStream(ctx, clips, enc, s).Weigh(ctx, clips, enc, p, th, cam, log, extra...)
 }
 
 // Ahead is the objects of a window followed while its encoder is fitted
@@ -57,13 +57,10 @@ func FollowAhead(ctx context.Context, clips []estimator.Clip) *Ahead {
 func FollowStream(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, s Stream) *Ahead {
 	a := &Ahead{done: make(chan struct{})}
 	defer close(a.done)
-	if enc == nil || len(enc.Frames) != len(clips) {
+	seen := seenFrames(clips, enc)
+	if seen == nil {
 		a.err = errors.New("tracker: no encoder frames to follow objects in")
 		return a
-	}
-	seen := make([]estimator.Clip, len(clips))
-	for m, c := range clips {
-		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
 	}
 	opt := Options{Stream: s}
 	if s.Cache != nil {
@@ -99,34 +96,16 @@ func (a *Ahead) Swing(cover float64) float64 {
 // fit of a's frames. The result is Weigh's, to the bit.
 func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, extra ...*estimator.Result) (r *estimator.Result, v window.Verdict, tracked []*estimator.Result) {
 	<-a.done
-	return weigh(ctx, clips, enc, p, th, cam, Stream{}, log, a, extra)
-}
-
-// weigh is Weigh, on the objects ahead followed when it is not nil (its
-// frames, which must be enc's).
-func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, s Stream, log *slog.Logger, ahead *Ahead, extra []*estimator.Result) (*estimator.Result, window.Verdict, []*estimator.Result) {
 	cands := []*estimator.Result{enc}
-	var tracked []*estimator.Result
-	if enc != nil && len(enc.Frames) == len(clips) {
-		seen := make([]estimator.Clip, len(clips))
-		for m, c := range clips {
-			seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
-		}
+	if seen := seenFrames(clips, enc); seen != nil {
 		// A path whose certificate fails level-set coverage on its
 		// screening fit is refused whatever its σ: no bootstrap for it.
 		screen := func(r *estimator.Result) bool { return window.Screen(r, th, nil, window.CheckCoverage) }
-		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen, Stream: s}
-		if s.Cache != nil {
-			opt.Stream.match = clips
-		}
+		opt := Options{MaxResidual: th.Resolved().MaxTrajectoryResidual, Screen: screen}
 		var alts []*estimator.Result
-		var err error
-		if ahead != nil {
-			if err = ahead.err; err == nil {
-				alts, err = fitPaths(ctx, seen, ahead.paths, p, opt)
-			}
-		} else {
-			alts, err = Candidates(ctx, seen, enc.Frames, p, opt)
+		err := a.err
+		if err == nil {
+			alts, err = fitPaths(ctx, seen, a.paths, p, opt)
 		}
 		if err != nil && log != nil {
 			log.Debug("no tracked readout", "err", err)
@@ -138,8 +117,21 @@ func weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p
 	if i == 0 {
 		return enc, v, tracked
 	}
-	r := *cands[i]
-	r.Exposure, r.Steps, r.Reverted, r.Encoder = enc.Exposure, enc.Steps, enc.Reverted, enc.Encoder
-	r.Elapsed += enc.Elapsed
-	return &r, v, tracked
+	out := *cands[i]
+	out.Exposure, out.Steps, out.Reverted, out.Encoder = enc.Exposure, enc.Steps, enc.Reverted, enc.Encoder
+	out.Elapsed += enc.Elapsed
+	return &out, v, tracked
+}
+
+// seenFrames is clips with the frames the encoder saw (enc's, exposure
+// normalised), nil when enc has none for them.
+func seenFrames(clips []estimator.Clip, enc *estimator.Result) []estimator.Clip {
+	if enc == nil || len(enc.Frames) != len(clips) {
+		return nil
+	}
+	seen := make([]estimator.Clip, len(clips))
+	for m, c := range clips {
+		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
+	}
+	return seen
 }
