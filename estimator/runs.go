@@ -159,11 +159,13 @@ func abs(k int) int {
 // runs that together hold less than a period show them only across a
 // gap, where nothing but the readout ties one run to the next: a run
 // whose positions are pulled at a turning point (camera shake left in
-// them) moves the amplitude ratio across the gap, and γ1 with it, and
-// the cycles in the gap may be miscounted (γ0 aliased). The residual
-// bootstrap resamples within runs and sees neither, so such a fit's σ is
-// not measured. On the stress test's seeds 1–30, such fits were certified
-// at γ0 37.8 and 16.3 (truth 4.0) and with γ1 0.035 and 0.040 (0.08).
+// them, a match dragged towards what hid the object) moves the amplitude
+// ratio across the gap, and γ1 with it. The residual bootstrap resamples
+// within runs and sees neither, so such a fit's σ adds the runs
+// jackknife's (jackknifeRuns). On the stress test's seeds 1–30, such
+// fits with the bootstrap's σ alone were certified at γ0 37.8 and 16.3
+// (truth 4.0; now refused by aliasAcrossGaps) and with γ1 0.035 and
+// 0.040 (0.08).
 func (r *Result) seenForAPeriod() error {
 	runs := r.runs()
 	wd2 := r.Gamma0 - r.Gamma1*r.Gamma1/4
@@ -178,7 +180,7 @@ func (r *Result) seenForAPeriod() error {
 	}
 	for _, c := range runs.Clip { // in order: the first such clip is named
 		if k := seen[c]; per[c] >= 2 && float64(k) < period {
-			return fmt.Errorf("clip %d is seen for %d frames in %d runs, less than a period (%.0f frames): its runs' agreement across the gaps is not measured", c, k, per[c], period)
+			return fmt.Errorf("clip %d is seen for %d frames in %d runs, less than a period (%.0f frames)", c, k, per[c], period)
 		}
 	}
 	return nil

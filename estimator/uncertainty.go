@@ -25,7 +25,9 @@ import (
 // and springs undamped.
 type Uncertainty struct {
 	// Source names what Cov is: "bootstrap+jackknife", "bootstrap" (no
-	// closed-form readout to re-solve), or "stencil" (no output-error
+	// closed-form readout to re-solve), "bootstrap+runs-jackknife" (no
+	// closed-form readout, and runs that hold less than a period between
+	// them: jackknifeRuns), or "stencil" (no output-error
 	// fit, its bootstrap failed, or fewer than two jackknife replicates
 	// had an estimate: the stencil's HAC σ, as before; Note says which).
 	Source    string          `json:"source"`
@@ -64,14 +66,28 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	}
 	lr, ok := net.(*LowRank)
 	if !ok || !p.ClosedForm || p.Loss.Reg != VarFloor {
-		err := r.seenForAPeriod()
-		if err == nil { // runs shorter than a period need no alias search
-			err = r.aliasAcrossGaps(p.Loss.Offset)
-		}
-		if err != nil {
+		if err := r.aliasAcrossGaps(p.Loss.Offset); err != nil {
 			// The stencil's σ, as when the readout's part cannot be
 			// measured: not one that leaves a known source out.
 			u.Bootstrap, u.Note = bs, err.Error()
+			return nil
+		}
+		if short := r.seenForAPeriod(); short != nil {
+			// Runs that show a swing only across their gaps: what a
+			// stretch of them does to the estimate is measured by
+			// leaving it out (jackknifeRuns), or σ is the stencil's.
+			jk, err := jackknifeRuns(r, p.Loss.Offset, par.Workers(ctx))
+			if err != nil {
+				u.Bootstrap, u.Note = bs, fmt.Sprintf("%v: the runs' agreement across their gaps is not measured (%v)", short, err)
+				return nil
+			}
+			u.Bootstrap, u.Jackknife, u.Source = bs, jk, "bootstrap+runs-jackknife"
+			u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; %v: the runs' agreement across their gaps measured by leaving out each sixteenth of them", short)
+			for a := range 2 {
+				for b := range 2 {
+					r.Cov[a][b] = bs.Cov[a][b] + jk.Cov[a][b]
+				}
+			}
 			return nil
 		}
 		u.Bootstrap, u.Source, u.Note = bs, "bootstrap", "no closed-form readout: its selection is not measured"
