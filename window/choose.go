@@ -14,6 +14,8 @@ type Alternative struct {
 	Readout            string   `json:"readout"`
 	Gamma0             float64  `json:"gamma0"`
 	Gamma1             float64  `json:"gamma1"`
+	Sigma0             float64  `json:"gamma0_sigma"`
+	Sigma1             float64  `json:"gamma1_sigma"`
 	Verdict            Status   `json:"verdict"`
 	TrajectoryResidual float64  `json:"trajectory_residual"`
 	Reasons            []string `json:"reasons,omitempty"`
@@ -98,7 +100,7 @@ func Choose(cands []*estimator.Result, th Thresholds, cam *motion.Track) (int, V
 			continue
 		}
 		v.Alternatives = append(v.Alternatives, Alternative{Readout: name(r), Gamma0: r.Gamma0, Gamma1: r.Gamma1,
-			Verdict: vs[i].Status, TrajectoryResidual: vs[i].TrajectoryResidual, Reasons: vs[i].Reasons})
+			Sigma0: r.Sigma0, Sigma1: r.Sigma1, Verdict: vs[i].Status, TrajectoryResidual: vs[i].TrajectoryResidual, Reasons: vs[i].Reasons})
 	}
 	return pick, v
 }

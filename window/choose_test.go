@@ -48,6 +48,10 @@ func TestChoose(t *testing.T) {
 	if i != 1 || !v.Certified || v.Readout != "encoder" || len(v.Alternatives) != 1 || v.Alternatives[0].Readout != "tracked" {
 		t.Fatalf("agreeing candidates: picked %d (%s, certified %v), alternatives %+v", i, v.Readout, v.Certified, v.Alternatives)
 	}
+	// An alternative carries its own σ: a subscriber weighing it needs it.
+	if a := v.Alternatives[0]; a.Sigma0 != worse.Sigma0 || a.Sigma1 != worse.Sigma1 || !(a.Sigma0 > 0) {
+		t.Errorf("alternative σ (%g, %g), want the tracked candidate's (%g, %g)", a.Sigma0, a.Sigma1, worse.Sigma0, worse.Sigma1)
+	}
 
 	// Another oscillator: certified too, at another frequency.
 	zc, _ := swing(0.3, 6, 3)
