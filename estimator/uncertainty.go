@@ -2,6 +2,7 @@ package estimator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -33,6 +34,9 @@ type Uncertainty struct {
 	Source    string          `json:"source"`
 	Bootstrap *BootstrapSigma `json:"bootstrap,omitempty"`
 	Jackknife *JackknifeSigma `json:"jackknife,omitempty"`
+	// Batches is the spread of a long response's parts fitted on their
+	// own (batchMeans), for a readout with no closed form.
+	Batches *BatchSigma `json:"batches,omitempty"`
 	// StencilSigma1, StencilSigma0 are the stencil's σ through the exact
 	// map (Result.StencilCov), for diagnostics.
 	StencilSigma1 float64 `json:"stencil_gamma1_sigma"`
@@ -88,6 +92,23 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 					r.Cov[a][b] = bs.Cov[a][b] + jk.Cov[a][b]
 				}
 			}
+			return nil
+		}
+		bm, err := batchMeans(r, p.Loss.Offset)
+		switch {
+		case err == nil:
+			u.Bootstrap, u.Batches, u.Source = bs, bm, "bootstrap+batches"
+			u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; the response's %d parts fitted on their own", len(bm.Gamma))
+			for a := range 2 {
+				for b := range 2 {
+					r.Cov[a][b] = bs.Cov[a][b] + bm.Cov[a][b]
+				}
+			}
+			return nil
+		case !errors.Is(err, errNoBatches):
+			// A long response whose parts cannot be fitted apart: what
+			// its amplitude does to the decay is not measured.
+			u.Bootstrap, u.Note = bs, fmt.Sprintf("the response's parts do not fit on their own (%v): how its decay depends on the amplitude is not measured", err)
 			return nil
 		}
 		u.Bootstrap, u.Source, u.Note = bs, "bootstrap", "no closed-form readout: its selection is not measured"

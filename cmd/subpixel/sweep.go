@@ -78,6 +78,8 @@ type outcome struct {
 type estimate struct {
 	Gamma0    float64  `json:"gamma0"`
 	Gamma1    float64  `json:"gamma1"`
+	Sigma0    float64  `json:"gamma0_sigma"`
+	Sigma1    float64  `json:"gamma1_sigma"`
 	Verdict   string   `json:"verdict"`
 	Certified bool     `json:"certified"`
 	Reasons   []string `json:"reasons"`
