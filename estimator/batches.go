@@ -88,20 +88,9 @@ func batches(z []float64, B int, dt float64, off Offset) (*BatchSigma, error) {
 	s := &BatchSigma{Gamma: make([][2]float64, B), Sigma: make([][2]float64, B)}
 	for b := range B {
 		part := z[b*len(z)/B : (b+1)*len(z)/B]
-		f, err := fitODECoef([][]float64{part}, dt, off)
+		tf, err := refit([][]float64{part}, nil, dt, off)
 		if err != nil {
 			return nil, fmt.Errorf("part %d of %d: %w", b+1, B, err)
-		}
-		g1, g0, err := Exact(f.Gamma1, f.Gamma0, dt)
-		if err != nil {
-			return nil, fmt.Errorf("part %d of %d: %w", b+1, B, err)
-		}
-		tf, err := FitTrajectoryRuns([][]float64{part}, nil, dt, g1, g0, off)
-		if err != nil {
-			return nil, fmt.Errorf("part %d of %d: %w", b+1, B, err)
-		}
-		if !(tf.Gamma0 > 0) || !finite2([2]float64{tf.Gamma1, tf.Gamma0}) {
-			return nil, fmt.Errorf("part %d of %d: γ0 %g: %w", b+1, B, tf.Gamma0, ErrDegenerate)
 		}
 		s.Gamma[b] = [2]float64{tf.Gamma1, tf.Gamma0}
 		s.Sigma[b] = [2]float64{math.Sqrt(tf.Cov[0][0]), math.Sqrt(tf.Cov[1][1])}

@@ -167,25 +167,45 @@ func jackknifeReadout(e *LowRank, h []float64, lens []int, dt float64, p Preset,
 			}
 			start += l
 		}
-		f, err := fitODECoef(lat, dt, p.Loss.Offset)
+		tf, err := refit(lat, &runs, dt, p.Loss.Offset)
 		if err != nil {
-			return
-		}
-		g1, g0, err := Exact(f.Gamma1, f.Gamma0, dt)
-		if err != nil {
-			return
-		}
-		tf, err := FitTrajectoryRuns(lat, &runs, dt, g1, g0, p.Loss.Offset)
-		if err != nil || !(tf.Gamma0 > 0) || !finite2([2]float64{tf.Gamma1, tf.Gamma0}) {
 			return
 		}
 		reps[g], ok[g] = [2]float64{tf.Gamma1, tf.Gamma0}, true
 	})
+	return jackknifeSigma(reps, ok)
+}
+
+// jackknifeSigma is the JackknifeSigma of the replicates reps (those ok
+// had an estimate): jackknifeCov and its square roots.
+func jackknifeSigma(reps [][2]float64, ok []bool) (*JackknifeSigma, error) {
 	cov, failed, err := jackknifeCov(reps, ok)
 	if err != nil {
 		return nil, fmt.Errorf("jackknife: %w", err)
 	}
-	return &JackknifeSigma{Sigma1: math.Sqrt(cov[0][0]), Sigma0: math.Sqrt(cov[1][1]), Cov: cov, Groups: len(groups), Failed: failed}, nil
+	return &JackknifeSigma{Sigma1: math.Sqrt(cov[0][0]), Sigma0: math.Sqrt(cov[1][1]), Cov: cov, Groups: len(reps), Failed: failed}, nil
+}
+
+// refit is a replicate's estimate from latents zs placed by runs (nil:
+// each its own clip): the stencil, its exact map, and the output-error
+// fit started there, with a positive, finite γ0.
+func refit(zs [][]float64, runs *Runs, dt float64, off Offset) (*TrajectoryFit, error) {
+	f, err := fitODECoef(zs, dt, off)
+	if err != nil {
+		return nil, err
+	}
+	g1, g0, err := Exact(f.Gamma1, f.Gamma0, dt)
+	if err != nil {
+		return nil, err
+	}
+	tf, err := FitTrajectoryRuns(zs, runs, dt, g1, g0, off)
+	if err != nil {
+		return nil, err
+	}
+	if !(tf.Gamma0 > 0) || !finite2([2]float64{tf.Gamma1, tf.Gamma0}) {
+		return nil, fmt.Errorf("refit: γ0 %g: %w", tf.Gamma0, ErrDegenerate)
+	}
+	return tf, nil
 }
 
 // jackknifeCov is (G − 1)/G (S + n_failed·F) over the G replicates (see

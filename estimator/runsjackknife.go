@@ -2,7 +2,6 @@ package estimator
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/physd/physd/internal/par"
 )
@@ -87,23 +86,15 @@ func jackknifeRuns(r *Result, off Offset, workers int) (*JackknifeSigma, error) 
 				}
 			}
 		}
-		f, err := fitODECoef(zs, r.Dt, off)
+		tf, err := refit(zs, &runs, r.Dt, off)
 		if err != nil {
-			return
-		}
-		g1, g0, err := Exact(f.Gamma1, f.Gamma0, r.Dt)
-		if err != nil {
-			return
-		}
-		tf, err := FitTrajectoryRuns(zs, &runs, r.Dt, g1, g0, off)
-		if err != nil || !(tf.Gamma0 > 0) || !finite2([2]float64{tf.Gamma1, tf.Gamma0}) {
 			return
 		}
 		reps[g], ok[g] = [2]float64{tf.Gamma1, tf.Gamma0}, true
 	})
-	cov, failed, err := jackknifeCov(reps, ok)
+	jk, err := jackknifeSigma(reps, ok)
 	if err != nil {
-		return nil, fmt.Errorf("runs jackknife: %w", err)
+		return nil, fmt.Errorf("runs %w", err)
 	}
-	return &JackknifeSigma{Sigma1: math.Sqrt(cov[0][0]), Sigma0: math.Sqrt(cov[1][1]), Cov: cov, Groups: len(groups), Failed: failed}, nil
+	return jk, nil
 }
