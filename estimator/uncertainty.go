@@ -28,7 +28,8 @@ type Uncertainty struct {
 	// Source names what Cov is: "bootstrap+jackknife", "bootstrap" (no
 	// closed-form readout to re-solve), "bootstrap+runs-jackknife" (no
 	// closed-form readout, and runs that hold less than a period between
-	// them: jackknifeRuns), or "stencil" (no output-error
+	// them: jackknifeRuns), "bootstrap+batches" (no closed-form readout,
+	// a response long enough for parts: batchMeans), or "stencil" (no output-error
 	// fit, its bootstrap failed, or fewer than two jackknife replicates
 	// had an estimate: the stencil's HAC σ, as before; Note says which).
 	Source    string          `json:"source"`
@@ -70,49 +71,7 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 	}
 	lr, ok := net.(*LowRank)
 	if !ok || !p.ClosedForm || p.Loss.Reg != VarFloor {
-		if err := r.aliasAcrossGaps(p.Loss.Offset); err != nil {
-			// The stencil's σ, as when the readout's part cannot be
-			// measured: not one that leaves a known source out.
-			u.Bootstrap, u.Note = bs, err.Error()
-			return nil
-		}
-		if short := r.seenForAPeriod(); short != nil {
-			// Runs that show a swing only across their gaps: what a
-			// stretch of them does to the estimate is measured by
-			// leaving it out (jackknifeRuns), or σ is the stencil's.
-			jk, err := jackknifeRuns(r, p.Loss.Offset, par.Workers(ctx))
-			if err != nil {
-				u.Bootstrap, u.Note = bs, fmt.Sprintf("%v: the runs' agreement across their gaps is not measured (%v)", short, err)
-				return nil
-			}
-			u.Bootstrap, u.Jackknife, u.Source = bs, jk, "bootstrap+runs-jackknife"
-			u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; %v: the runs' agreement across their gaps measured by leaving out each sixteenth of them", short)
-			for a := range 2 {
-				for b := range 2 {
-					r.Cov[a][b] = bs.Cov[a][b] + jk.Cov[a][b]
-				}
-			}
-			return nil
-		}
-		bm, err := batchMeans(r, p.Loss.Offset)
-		switch {
-		case err == nil:
-			u.Bootstrap, u.Batches, u.Source = bs, bm, "bootstrap+batches"
-			u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; the response's %d parts fitted on their own", len(bm.Gamma))
-			for a := range 2 {
-				for b := range 2 {
-					r.Cov[a][b] = bs.Cov[a][b] + bm.Cov[a][b]
-				}
-			}
-			return nil
-		case !errors.Is(err, errNoBatches):
-			// A long response whose parts cannot be fitted apart: what
-			// its amplitude does to the decay is not measured.
-			u.Bootstrap, u.Note = bs, fmt.Sprintf("the response's parts do not fit on their own (%v): how its decay depends on the amplitude is not measured", err)
-			return nil
-		}
-		u.Bootstrap, u.Source, u.Note = bs, "bootstrap", "no closed-form readout: its selection is not measured"
-		r.Cov = bs.Cov
+		r.measureAsRead(ctx, u, bs, p.Loss.Offset)
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -133,10 +92,59 @@ func measureUncertainty(ctx context.Context, r *Result, net network, all [][]flo
 		return nil
 	}
 	u.Bootstrap, u.Jackknife, u.Source = bs, jk, "bootstrap+jackknife"
-	for a := range 2 {
-		for b := range 2 {
-			r.Cov[a][b] = bs.Cov[a][b] + jk.Cov[a][b]
+	r.Cov = addCov(bs.Cov, jk.Cov)
+	return nil
+}
+
+// measureAsRead sets r.Cov (and u) for latents with no closed-form
+// readout to re-solve (a followed object, a small-motion reading): the
+// bootstrap bs, and what the latents' runs or parts show beyond it.
+//   - A gap that could hold another number of cycles (aliasAcrossGaps):
+//     σ stays the stencil's.
+//   - Runs that hold less than a period in all (seenForAPeriod): the runs
+//     jackknife is added (jackknifeRuns), or σ stays the stencil's.
+//   - A response long enough for parts (batchMeans): their disagreement
+//     is added, or σ stays the stencil's when a part cannot be fitted.
+//   - Otherwise the bootstrap alone.
+func (r *Result) measureAsRead(ctx context.Context, u *Uncertainty, bs *BootstrapSigma, off Offset) {
+	u.Bootstrap = bs
+	if err := r.aliasAcrossGaps(off); err != nil {
+		// The stencil's σ, as when the readout's part cannot be
+		// measured: not one that leaves a known source out.
+		u.Note = err.Error()
+		return
+	}
+	if short := r.seenForAPeriod(); short != nil {
+		jk, err := jackknifeRuns(r, off, par.Workers(ctx))
+		if err != nil {
+			u.Note = fmt.Sprintf("%v: the runs' agreement across their gaps is not measured (%v)", short, err)
+			return
+		}
+		u.Jackknife, u.Source = jk, "bootstrap+runs-jackknife"
+		u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; %v: the runs' agreement across their gaps measured by leaving out each sixteenth of them", short)
+		r.Cov = addCov(bs.Cov, jk.Cov)
+		return
+	}
+	bm, err := batchMeans(r, off)
+	switch {
+	case err == nil:
+		u.Batches, u.Source = bm, "bootstrap+batches"
+		u.Note = fmt.Sprintf("no closed-form readout: its selection is not measured; the response's %d parts fitted on their own", len(bm.Gamma))
+		r.Cov = addCov(bs.Cov, bm.Cov)
+	case !errors.Is(err, errNoBatches):
+		u.Note = fmt.Sprintf("the response's parts do not fit on their own (%v): how its decay depends on the amplitude is not measured", err)
+	default:
+		u.Source, u.Note = "bootstrap", "no closed-form readout: its selection is not measured"
+		r.Cov = bs.Cov
+	}
+}
+
+// addCov is a + b, two measured parts of one covariance.
+func addCov(a, b [2][2]float64) [2][2]float64 {
+	for i := range 2 {
+		for j := range 2 {
+			a[i][j] += b[i][j]
 		}
 	}
-	return nil
+	return a
 }
