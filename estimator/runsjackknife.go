@@ -27,20 +27,18 @@ import (
 // the largest deviation of those that had an estimate (replicateSpread).
 func jackknifeRuns(r *Result, off Offset, workers int) (*JackknifeSigma, error) {
 	lat := r.Latents
-	clipOf := func(m int) int { return m }
-	first := func(m int) int { return 0 }
-	if r.Clips != nil {
-		clipOf = func(m int) int { return r.Clips[m] }
-	}
-	if r.First != nil {
-		first = func(m int) int { return r.First[m] }
+	first := func(m int) int { // a sequence's first frame in its clip
+		if r.First == nil {
+			return 0
+		}
+		return r.First[m]
 	}
 	// seen[c] is clip c's seen frames in order, as (run, index in run).
 	type frame struct{ run, k int }
 	seen := map[int][]frame{}
 	var order []int
 	for m, z := range lat {
-		c := clipOf(m)
+		c := r.ClipOf(m)
 		if _, ok := seen[c]; !ok {
 			order = append(order, c)
 		}
@@ -82,7 +80,7 @@ func jackknifeRuns(r *Result, off Offset, workers int) (*JackknifeSigma, error) 
 			for _, s := range segs {
 				if s[1]-s[0] >= jackknifeMinSegment {
 					zs = append(zs, z[s[0]:s[1]])
-					runs.Clip, runs.First = append(runs.Clip, clipOf(m)), append(runs.First, first(m)+s[0])
+					runs.Clip, runs.First = append(runs.Clip, r.ClipOf(m)), append(runs.First, first(m)+s[0])
 				}
 			}
 		}
