@@ -69,8 +69,7 @@ func (k ObjectKind) DefaultDirection() float64 {
 type Excitation string
 
 // ExcitationFree is a free decay from the modes' initial amplitudes and
-// phases, the only excitation so far (ambient, random forcing is left for
-// later; Structure.Displacement is the one place that will change).
+// phases (see ExcitationAmbient for the other excitation).
 const ExcitationFree Excitation = "free"
 
 // Mode is one vibration mode of a Structure: a damped oscillator of
@@ -87,9 +86,10 @@ type Mode struct {
 	Fn float64 `json:"fn_hz"`
 	// Zeta is the damping ratio ζ, 0 ≤ ζ < 1.
 	Zeta float64 `json:"zeta"`
-	// AmplitudePx is the initial envelope A in pixels (d(0) = A·cos Phase).
+	// AmplitudePx is the initial envelope A in pixels (d(0) = A·cos
+	// Phase); with ExcitationAmbient, the stationary RMS displacement.
 	AmplitudePx float64 `json:"amplitude_px"`
-	// Phase is φ in radians.
+	// Phase is φ in radians (ignored by ExcitationAmbient).
 	Phase float64 `json:"phase_rad"`
 }
 
@@ -175,9 +175,16 @@ type Structure struct {
 	// Modes are the vibration modes; d(t) is their sum. No modes give a
 	// still scene.
 	Modes []Mode
-	// Excitation is how the modes are driven; "" selects ExcitationFree,
-	// the only one so far.
+	// Excitation is how the modes are driven: ExcitationFree ("" selects
+	// it) or ExcitationAmbient.
 	Excitation Excitation
+	// Forcing, if not nil, adds a harmonic steady-state response to d(t),
+	// with any excitation and with no modes at all.
+	Forcing *Harmonic
+	// Coloured, if not nil, adds broadband motion without a resonance.
+	Coloured *ColouredNoise
+	// Impulses, if not nil, knocks every mode at random times.
+	Impulses *Impulses
 	// Noise is the standard deviation of the Gaussian pixel noise as a
 	// fraction of full scale (0.01 ≈ 2.6 gray levels), drawn anew for
 	// every frame; 0 selects DefaultNoise and a negative value (Off)
@@ -239,6 +246,19 @@ func (s Structure) WithDefaults() Structure {
 		s.Noise = DefaultNoise
 	}
 	s.Modes = append([]Mode(nil), s.Modes...)
+	// Copies, so that the result shares nothing with s.
+	if s.Forcing != nil {
+		f := *s.Forcing
+		s.Forcing = &f
+	}
+	if s.Coloured != nil {
+		c := *s.Coloured
+		s.Coloured = &c
+	}
+	if s.Impulses != nil {
+		im := *s.Impulses
+		s.Impulses = &im
+	}
 	if s.Background.Mean == 0 {
 		s.Background.Mean = DefaultBackgroundMean
 	}
@@ -291,20 +311,41 @@ func (s Structure) Times() []float64 {
 // direction of motion at each time (for the mast, of its tip). For the
 // free excitation it is the sum of the modes' free decays,
 //
-//	d(t) = Σ_m A_m·e^{−ζ_m ω_m t}·cos(ω_{d,m} t + φ_m).
+//	d(t) = Σ_m A_m·e^{−ζ_m ω_m t}·cos(ω_{d,m} t + φ_m),
 //
-// It returns nil for an unknown Excitation (Validate reports it).
+// for the ambient one the sum of the modes' stationary random responses
+// (ExcitationAmbient); to either it adds the modes' responses to the
+// knocks of Impulses at KnockTimes, the Forcing's cosine and the
+// Coloured noise. The random parts are one path, drawn from Seed,
+// sampled exactly at the times t, which must then be ascending: the same
+// t give the same values, and Times() gives the clip's. It returns nil
+// for an unknown Excitation (Validate reports it).
 func (s Structure) Displacement(t []float64) []float64 {
+	d := make([]float64, len(t))
 	switch s.Excitation {
 	case "", ExcitationFree:
+		for _, m := range s.Modes {
+			for k, tk := range t {
+				d[k] += m.At(tk)
+			}
+		}
+	case ExcitationAmbient:
+		for i := range s.Modes {
+			for k, x := range s.ambientMode(t, i) {
+				d[k] += x
+			}
+		}
 	default:
 		return nil
 	}
-	d := make([]float64, len(t))
-	for _, m := range s.Modes {
-		for k, tk := range t {
-			d[k] += m.At(tk)
-		}
+	if s.Impulses != nil {
+		s.addKnocks(d, t, s.KnockTimes())
+	}
+	if s.Forcing != nil {
+		s.addForcing(d, t)
+	}
+	if s.Coloured != nil {
+		s.addColoured(d, t)
 	}
 	return d
 }
@@ -340,6 +381,11 @@ const (
 	MaxBlur = 10
 	// MaxTextureContrast bounds a Texture's Contrast.
 	MaxTextureContrast = 0.5
+	// MaxStreamFrames bounds the frames of a clip WriteStructureVideo
+	// streams (it holds only the displacement, 8 bytes a frame, in
+	// place of RenderStructure's MaxClipPixels bytes of frames): 2²⁴
+	// frames, 6.5 days at 30 fps.
+	MaxStreamFrames = 1 << 24
 )
 
 // Validate checks the structure and returns a *StructureError (which
@@ -349,12 +395,22 @@ const (
 // than MaxClipPixels pixels; Object, Excitation is unknown; Size is
 // negative, not 0 for the beam, or out of the object's range (block
 // 4..min(W,H)/2, cable 0.5..min(W,H)/4, mast 1..min(W,H)/4); Direction is
-// not finite; a mode's Fn is not in (0, FPS/2), its Zeta not in [0, 1),
-// or its AmplitudePx or Phase not finite; the amplitudes sum to more than
-// min(W,H)/4 pixels; Noise exceeds MaxNoise; Blur is outside 0..MaxBlur;
-// or a texture's Mean is outside [0, 1], its Contrast above
-// MaxTextureContrast, or its Scale neither 0 nor 1..max(W,H).
-func (s Structure) Validate() error {
+// not finite; a mode's Fn is not in (0, FPS/2), its Zeta not in [0, 1)
+// (with ExcitationAmbient (0, 1)), or its AmplitudePx or Phase not finite
+// (with ExcitationAmbient AmplitudePx ≥ 0); the modes' amplitudes sum to
+// more than min(W,H)/4 pixels; Noise exceeds MaxNoise; Blur is outside
+// 0..MaxBlur; a texture's Mean is outside [0, 1], its Contrast above
+// MaxTextureContrast, or its Scale neither 0 nor 1..max(W,H); a field of
+// Forcing, Coloured or Impulses is not finite, Forcing.Hz or
+// Coloured.CornerHz is not in (0, FPS/2), Impulses.PerMinute not in
+// 0..60·FPS, an amplitude is negative, or the modes' amplitudes plus
+// Forcing.AmplitudePx, Coloured.RMSPx and Impulses.AmplitudePx exceed
+// min(W,H)/4 pixels.
+func (s Structure) Validate() error { return s.validate(false) }
+
+// validate is Validate; with stream the clip's length is bounded by
+// MaxStreamFrames instead of MaxClipPixels.
+func (s Structure) validate(stream bool) error {
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -380,8 +436,8 @@ func (s Structure) Validate() error {
 	if s.Object != "" && !s.Object.Valid() {
 		return structErr("Object", "is %q, want %q, %q, %q or %q", s.Object, ObjectBlock, ObjectCable, ObjectBeam, ObjectMast)
 	}
-	if s.Excitation != "" && s.Excitation != ExcitationFree {
-		return structErr("Excitation", "is %q, want %q (the only excitation so far)", s.Excitation, ExcitationFree)
+	if s.Excitation != "" && s.Excitation != ExcitationFree && s.Excitation != ExcitationAmbient {
+		return structErr("Excitation", "is %q, want %q or %q", s.Excitation, ExcitationFree, ExcitationAmbient)
 	}
 	if s.Direction != nil && !finite(*s.Direction) {
 		return structErr("Direction", "is %v, want a finite angle in degrees (or nil for the object's default)", *s.Direction)
@@ -392,7 +448,10 @@ func (s Structure) Validate() error {
 	if nf < MinFrames {
 		return structErr("Duration", "is %v s, which gives %v frames at %v fps, want at least %d frames", s.Duration, nf, d.FPS, MinFrames)
 	}
-	if px := nf * float64(d.W) * float64(d.H); px > MaxClipPixels {
+	if stream && nf > MaxStreamFrames {
+		return structErr("Duration", "is %v s, which gives %v frames at %v fps, more than %d", s.Duration, nf, d.FPS, MaxStreamFrames)
+	}
+	if px := nf * float64(d.W) * float64(d.H); !stream && px > MaxClipPixels {
 		return structErr("Duration", "is %v s, which gives %v frames of %d×%d px, more than %d pixels in total", s.Duration, nf, d.W, d.H, MaxClipPixels)
 	}
 	if s.Size < 0 {
@@ -435,6 +494,9 @@ func (s Structure) Validate() error {
 	}
 	if sumA > short/4 {
 		return structErr("Modes", "amplitudes sum to %v px, want at most min(W,H)/4 = %v px", sumA, short/4)
+	}
+	if err := s.validateExcitation(d, sumA); err != nil {
+		return err
 	}
 	if s.Noise > MaxNoise {
 		return structErr("Noise", "is %v, want at most %v of full scale (negative for none, 0 for the default %v)", s.Noise, MaxNoise, DefaultNoise)
@@ -495,8 +557,14 @@ type StructureTruth struct {
 	Blur float64 `json:"blur_px,omitempty"`
 	// Seed is the seed of the textures and the noise.
 	Seed int64 `json:"seed"`
-	// Excitation is how the modes are driven.
+	// Excitation is how the modes are driven (with ExcitationAmbient a
+	// mode's amplitude_px is its stationary RMS).
 	Excitation Excitation `json:"excitation"`
+	// Forcing, Coloured and Impulses are the excitation's other parts, if
+	// any; Impulses holds the knocks drawn.
+	Forcing  *Harmonic      `json:"forcing,omitempty"`
+	Coloured *ColouredNoise `json:"coloured,omitempty"`
+	Impulses *ImpulsesTruth `json:"impulses,omitempty"`
 	// Background and Surface are the textures (contrast 0: flat).
 	Background Texture `json:"background"`
 	Surface    Texture `json:"surface"`
@@ -515,6 +583,10 @@ func (s Structure) Truth() StructureTruth {
 	t := StructureTruth{Object: d.Object, W: d.W, H: d.H, FPS: d.FPS, Frames: d.Frames(), Duration: d.Duration,
 		DirectionDeg: *d.Direction, SizePx: d.Size, Noise: math.Max(d.Noise, 0), Blur: d.Blur, Seed: d.Seed,
 		Excitation: d.Excitation, Background: d.Background, Surface: d.Surface, Modes: []ModeTruth{}}
+	t.Forcing, t.Coloured = d.Forcing, d.Coloured
+	if d.Impulses != nil {
+		t.Impulses = &ImpulsesTruth{Impulses: *d.Impulses, KnockTimes: d.KnockTimes()}
+	}
 	t.Background.Contrast = math.Max(t.Background.Contrast, 0)
 	t.Surface.Contrast = math.Max(t.Surface.Contrast, 0)
 	for _, m := range d.Modes {
@@ -561,37 +633,57 @@ func RenderStructure(ctx context.Context, s Structure) (frames []*image.Gray, d 
 	d = s.Displacement(s.Times())
 	r := newStructRender(s, d)
 	frames = make([]*image.Gray, len(d))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(d)))
+	if err := r.renderFrames(ctx, d, 0, frames, r.scratch(len(d))); err != nil {
+		return nil, nil, err
+	}
+	return frames, d, nil
+}
+
+// scratch returns the float buffers of min(GOMAXPROCS, n) render workers
+// (at least one).
+func (r *structRender) scratch(n int) [][2][]float64 {
+	bufs := make([][2][]float64, max(1, min(runtime.GOMAXPROCS(0), n)))
+	for i := range bufs {
+		bufs[i] = [2][]float64{make([]float64, r.w*r.h), make([]float64, r.w*r.h)}
+	}
+	return bufs
+}
+
+// renderFrames renders frames first … first+len(out)−1 of displacement d
+// into out in parallel, one worker per scratch buffer pair in bufs. Each
+// frame depends only on its index, so any order gives the same frames.
+func (r *structRender) renderFrames(ctx context.Context, d []float64, first int, out []*image.Gray, bufs [][2][]float64) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for w := 0; w < workers; w++ {
+	errs := make([]error, len(bufs))
+	for w := range bufs {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			buf, tmp := make([]float64, s.W*s.H), make([]float64, s.W*s.H)
+			buf, tmp := bufs[w][0], bufs[w][1]
 			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(d) {
+				i := int(next.Add(1)) - 1
+				if i >= len(out) {
 					return
 				}
+				k := first + i
 				if err := ctx.Err(); err != nil {
 					errs[w] = fmt.Errorf("sim: rendering stopped at frame %d: %w", k, err)
-					next.Store(int64(len(d)))
+					next.Store(int64(len(out)))
 					return
 				}
 				r.frameFloat(buf, tmp, d[k])
-				frames[k] = r.quantize(buf, k)
+				out[i] = r.quantize(buf, k)
 			}
 		}(w)
 	}
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	return frames, d, nil
+	return nil
 }
 
 // structRender holds what the frames of one Structure share.

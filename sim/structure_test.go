@@ -330,7 +330,7 @@ func TestStructureDisplacement(t *testing.T) {
 			t.Fatalf("two modes: d[%d] = %v, want %v", k, d2[k], want)
 		}
 	}
-	if s.Excitation = "ambient"; s.Displacement(tt) != nil {
+	if s.Excitation = "forced"; s.Displacement(tt) != nil {
 		t.Error("unknown excitation gave a displacement")
 	}
 	tr := Structure{Duration: 1, Modes: []Mode{m}}.Truth()
@@ -360,7 +360,7 @@ func TestStructureValidate(t *testing.T) {
 		{"Duration", func(s *Structure) { s.Duration = math.Inf(1) }},
 		{"Duration", func(s *Structure) { s.Duration = 1e6 }},
 		{"Object", func(s *Structure) { s.Object = "bridge" }},
-		{"Excitation", func(s *Structure) { s.Excitation = "ambient" }},
+		{"Excitation", func(s *Structure) { s.Excitation = "forced" }},
 		{"Size", func(s *Structure) { s.Size = -2 }},
 		{"Size", func(s *Structure) { s.Size = 200 }},
 		{"Size", func(s *Structure) { s.Object, s.Size = ObjectBeam, 3 }},

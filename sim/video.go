@@ -316,55 +316,163 @@ func writeVideo(ctx context.Context, op, path string, frames []*image.Gray, fps 
 	if err != nil {
 		return fmt.Errorf("sim: %s %s: %w", op, path, err)
 	}
-	bin, err := exec.LookPath("ffmpeg")
+	p, err := startVideo(ctx, op, path, w, h, fps, enc)
 	if err != nil {
-		return fmt.Errorf("sim: %s %s: ffmpeg not found: %w", op, path, err)
+		return err
 	}
-	if enc.Codec == CodecH265 && !hasEncoder(ctx, bin, enc.encoderName()) {
-		return fmt.Errorf("sim: %s %s: %w: %s has no %s (H.265); install an ffmpeg built with libx265", op, path, ErrEncoderMissing, bin, enc.encoderName())
-	}
-	ew, eh := w+w%2, h+h%2
-	cmd := exec.CommandContext(ctx, bin, enc.FFmpegArgs(path, ew, eh, fps)...)
-	stderr := &tailBuffer{max: 4096}
-	cmd.Stderr = stderr
-	cmd.Stdout = io.Discard
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return fmt.Errorf("sim: %s %s: %w", op, path, err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("sim: %s %s: starting ffmpeg: %w", op, path, err)
-	}
-	bw := bufio.NewWriterSize(stdin, 1<<16)
 	var werr error
 	for _, f := range frames {
-		if werr = writeRows(bw, f, ew, eh); werr != nil {
+		if werr = p.write(f); werr != nil {
 			break
 		}
 	}
-	if werr == nil {
-		werr = bw.Flush()
+	return p.finish(werr)
+}
+
+// videoPipe is an ffmpeg encoder started by startVideo, reading raw gray
+// frames on its stdin: the one encoder of WriteVideo and
+// WriteStructureVideo, so that the same frames give the same file.
+type videoPipe struct {
+	ctx      context.Context
+	op, path string
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	bw       *bufio.Writer
+	stderr   *tailBuffer
+	ew, eh   int // encoded size, even
+}
+
+// startVideo starts ffmpeg encoding w×h frames at fps with a valid enc
+// into path; op names the caller in errors.
+func startVideo(ctx context.Context, op, path string, w, h int, fps float64, enc Encoding) (*videoPipe, error) {
+	bin, err := exec.LookPath("ffmpeg")
+	if err != nil {
+		return nil, fmt.Errorf("sim: %s %s: ffmpeg not found: %w", op, path, err)
 	}
-	cerr := stdin.Close()
+	if enc.Codec == CodecH265 && !hasEncoder(ctx, bin, enc.encoderName()) {
+		return nil, fmt.Errorf("sim: %s %s: %w: %s has no %s (H.265); install an ffmpeg built with libx265", op, path, ErrEncoderMissing, bin, enc.encoderName())
+	}
+	p := &videoPipe{ctx: ctx, op: op, path: path, stderr: &tailBuffer{max: 4096}, ew: w + w%2, eh: h + h%2}
+	p.cmd = exec.CommandContext(ctx, bin, enc.FFmpegArgs(path, p.ew, p.eh, fps)...)
+	p.cmd.Stderr = p.stderr
+	p.cmd.Stdout = io.Discard
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("sim: %s %s: %w", op, path, err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("sim: %s %s: starting ffmpeg: %w", op, path, err)
+	}
+	p.bw = bufio.NewWriterSize(p.stdin, 1<<16)
+	return p, nil
+}
+
+// write sends one frame, padded to the encoded size.
+func (p *videoPipe) write(f *image.Gray) error { return writeRows(p.bw, f, p.ew, p.eh) }
+
+// finish ends the input and waits for ffmpeg. If werr (the caller's
+// error while writing) is not nil or ffmpeg fails, the partial file is
+// removed and the error returned, with the tail of ffmpeg's stderr.
+func (p *videoPipe) finish(werr error) error {
+	if werr == nil {
+		werr = p.bw.Flush()
+	}
+	cerr := p.stdin.Close()
 	if werr == nil {
 		werr = cerr
 	}
-	waitErr := cmd.Wait()
-	if waitErr != nil || werr != nil {
-		_ = os.Remove(path)
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("sim: %s %s: %w", op, path, ctxErr)
-		}
-		err := waitErr
-		if err == nil {
-			err = werr
-		}
-		if tail := stderr.String(); tail != "" {
-			return fmt.Errorf("sim: %s %s: ffmpeg: %w; stderr: %s", op, path, err, tail)
-		}
-		return fmt.Errorf("sim: %s %s: ffmpeg: %w", op, path, err)
+	waitErr := p.cmd.Wait()
+	if waitErr == nil && werr == nil {
+		return nil
 	}
-	return nil
+	_ = os.Remove(p.path)
+	if ctxErr := p.ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("sim: %s %s: %w", p.op, p.path, ctxErr)
+	}
+	err := waitErr
+	if err == nil {
+		err = werr
+	}
+	if tail := p.stderr.String(); tail != "" {
+		return fmt.Errorf("sim: %s %s: ffmpeg: %w; stderr: %s", p.op, p.path, err, tail)
+	}
+	return fmt.Errorf("sim: %s %s: ffmpeg: %w", p.op, p.path, err)
+}
+
+// WriteStructureVideo renders the clip of s as RenderStructure does and
+// encodes it as WriteVideo does, into the same bytes, but streams the
+// frames into ffmpeg in order, a few batches of GOMAXPROCS frames at a
+// time (one written while the next is rendered), so that memory stays
+// bounded whatever the duration: the clip may have up to MaxStreamFrames
+// frames instead of MaxClipPixels pixels. It returns the true
+// displacement d_k in pixels of every frame.
+//
+// Errors are those of RenderStructure (an invalid s wraps
+// ErrInvalidScene) and WriteVideo.
+func WriteStructureVideo(ctx context.Context, path string, s Structure, enc Encoding) (d []float64, err error) {
+	const op = "WriteStructureVideo"
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := s.validate(true); err != nil {
+		return nil, err
+	}
+	if err := enc.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: %s %s: %w", op, path, err)
+	}
+	s = s.WithDefaults()
+	d = s.Displacement(s.Times())
+	r := newStructRender(s, d)
+	bufs := r.scratch(len(d))
+	batch := 2 * len(bufs)
+	p, err := startVideo(ctx, op, path, s.W, s.H, s.FPS, enc)
+	if err != nil {
+		return nil, err
+	}
+	type rendered struct {
+		frames []*image.Gray
+		err    error
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The channel holds one batch: at most three are alive, the one being
+	// written, the one waiting and the one being rendered.
+	ch := make(chan rendered, 1)
+	go func() {
+		defer close(ch)
+		for first := 0; first < len(d); first += batch {
+			out := make([]*image.Gray, min(batch, len(d)-first))
+			err := r.renderFrames(rctx, d, first, out, bufs)
+			select {
+			case ch <- rendered{out, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var werr error
+	for b := range ch {
+		if werr = b.err; werr != nil {
+			break
+		}
+		for _, f := range b.frames {
+			if werr = p.write(f); werr != nil {
+				break
+			}
+		}
+		if werr != nil {
+			break
+		}
+	}
+	cancel()
+	for range ch { // let the renderer finish before returning
+	}
+	if err := p.finish(werr); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Y4MHeader returns the YUV4MPEG2 stream header WriteY4M writes for w×h

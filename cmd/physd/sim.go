@@ -157,6 +157,8 @@ type structureFlags struct {
 	fn, zeta, amplitude             *float64
 	direction, noise, texture, blur *float64
 	objectSize                      *float64
+	excitation, forcing             *string
+	coloured, impulses              *string
 }
 
 func (f *structureFlags) register(fs *flag.FlagSet) {
@@ -172,11 +174,16 @@ func (f *structureFlags) register(fs *flag.FlagSet) {
 	f.texture = fs.Float64("texture", sim.DefaultBackgroundContrast, "structure: background texture contrast, standard deviation as a fraction of full scale (0: flat)")
 	f.objectSize = fs.Float64("object-size", 0, "structure: the block's side, the cable's or mast's thickness in pixels (0: the object's default)")
 	f.blur = fs.Float64("blur", 0, "structure: Gaussian lens blur, standard deviation in pixels (0: none)")
+	f.excitation = fs.String("excitation", string(sim.ExcitationFree), "structure: free (a decay from --amplitude) or ambient[:RMS] (every mode driven by its own white noise, stationary RMS px: RMS for every mode, else --amplitude or each --modes AMP; ζ > 0)")
+	f.forcing = fs.String("forcing", "", "structure: harmonic:HZ[:AMP[:PHASE]] adds AMP·cos(2π·HZ·t + PHASE) px (AMP default 1 px, PHASE rad), a machine at a fixed speed")
+	f.coloured = fs.String("coloured", "", "structure: RMS:CORNERHZ adds low-pass (Ornstein–Uhlenbeck) noise of RMS px and corner CORNERHZ, broadband motion without a resonance")
+	f.impulses = fs.String("impulses", "", "structure: PERMIN:AMP knocks every mode at random (Poisson) times, PERMIN a minute on average, each swinging a mode at rest by about AMP px")
 }
 
 // names lists the flags that apply only to --system structure.
 func (f *structureFlags) names() []string {
-	return []string{"object", "width", "height", "fn", "zeta", "amplitude", "modes", "direction", "noise", "texture", "object-size", "blur"}
+	return []string{"object", "width", "height", "fn", "zeta", "amplitude", "modes", "direction", "noise", "texture", "object-size", "blur",
+		"excitation", "forcing", "coloured", "impulses"}
 }
 
 // encodingFlags checks --codec, --crf and --gop, naming the flag at fault.
@@ -216,8 +223,92 @@ func parseModes(s string) ([]sim.Mode, error) {
 	return modes, nil
 }
 
+// parseFields reads n to max colon-separated finite numbers.
+func parseFields(s string, n, max int) ([]float64, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) < n || len(parts) > max {
+		return nil, errors.New("wrong number of fields")
+	}
+	v := make([]float64, len(parts))
+	for i, p := range parts {
+		x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%q is not a finite number", p)
+		}
+		v[i] = x
+	}
+	return v, nil
+}
+
+// apply applies --excitation, --forcing, --coloured and
+// --impulses to s (whose modes are set), naming the flag at fault.
+func (f *structureFlags) apply(s *sim.Structure, set map[string]bool) error {
+	kind, rms, hasRMS := strings.Cut(*f.excitation, ":")
+	switch sim.Excitation(kind) {
+	case sim.ExcitationFree:
+		if hasRMS {
+			return fmt.Errorf("sim: %w: --excitation %q: free takes no RMS; want free, ambient or ambient:RMS", errUsage, *f.excitation)
+		}
+	case sim.ExcitationAmbient:
+		s.Excitation = sim.ExcitationAmbient
+		if !hasRMS {
+			break
+		}
+		v, err := parseFields(rms, 1, 1)
+		if err != nil || v[0] < 0 {
+			return fmt.Errorf("sim: %w: --excitation %q: want ambient:RMS with RMS ≥ 0 px, e.g. ambient:0.5", errUsage, *f.excitation)
+		}
+		if set["amplitude"] {
+			return fmt.Errorf("sim: %w: --amplitude and --excitation ambient:RMS both give the RMS; use one", errUsage)
+		}
+		for i := range s.Modes {
+			s.Modes[i].AmplitudePx = v[0]
+		}
+	default:
+		return fmt.Errorf("sim: %w: --excitation %q: want free, ambient or ambient:RMS", errUsage, *f.excitation)
+	}
+	if *f.forcing != "" {
+		kind, rest, _ := strings.Cut(*f.forcing, ":")
+		v, err := parseFields(rest, 1, 3)
+		if kind != "harmonic" || err != nil {
+			return fmt.Errorf("sim: %w: --forcing %q: want harmonic:HZ[:AMP[:PHASE]] (Hz, px, rad), e.g. harmonic:5:0.3", errUsage, *f.forcing)
+		}
+		h := sim.Harmonic{Hz: v[0], AmplitudePx: 1}
+		if len(v) > 1 {
+			h.AmplitudePx = v[1]
+		}
+		if len(v) > 2 {
+			h.Phase = v[2]
+		}
+		s.Forcing = &h
+	}
+	if *f.coloured != "" {
+		v, err := parseFields(*f.coloured, 2, 2)
+		if err != nil {
+			return fmt.Errorf("sim: %w: --coloured %q: want RMS:CORNERHZ (px, Hz), e.g. 0.2:1: %w", errUsage, *f.coloured, err)
+		}
+		s.Coloured = &sim.ColouredNoise{RMSPx: v[0], CornerHz: v[1]}
+	}
+	if *f.impulses != "" {
+		v, err := parseFields(*f.impulses, 2, 2)
+		if err != nil {
+			return fmt.Errorf("sim: %w: --impulses %q: want PERMIN:AMP (knocks a minute, px), e.g. 2:0.5: %w", errUsage, *f.impulses, err)
+		}
+		s.Impulses = &sim.Impulses{PerMinute: v[0], AmplitudePx: v[1]}
+	}
+	return nil
+}
+
 // structureFlagFor names the flag behind a sim.StructureError field.
 func structureFlagFor(field string, modesFlag bool) string {
+	switch {
+	case strings.HasPrefix(field, "Forcing."):
+		return "forcing"
+	case strings.HasPrefix(field, "Coloured."):
+		return "coloured"
+	case strings.HasPrefix(field, "Impulses."):
+		return "impulses"
+	}
 	if modesFlag && strings.HasPrefix(field, "Modes") {
 		return "modes"
 	}
@@ -232,7 +323,7 @@ func structureFlagFor(field string, modesFlag bool) string {
 		return "texture"
 	}
 	return map[string]string{"W": "width", "H": "height", "FPS": "fps", "Duration": "duration", "Object": "object",
-		"Size": "object-size", "Direction": "direction", "Noise": "noise", "Blur": "blur"}[field]
+		"Size": "object-size", "Direction": "direction", "Noise": "noise", "Blur": "blur", "Excitation": "excitation"}[field]
 }
 
 // structureTruthFile is the JSON written next to a --system structure
@@ -300,29 +391,46 @@ func simStructure(ctx context.Context, f *structureFlags, set map[string]bool, o
 	} else {
 		s.Modes = []sim.Mode{{Fn: *f.fn, Zeta: *f.zeta, AmplitudePx: *f.amplitude}}
 	}
-	if err := s.Validate(); err != nil {
+	if err := f.apply(&s, set); err != nil {
+		return err
+	}
+	// usage names the flag behind an invalid scene.
+	usage := func(err error) error {
 		var se *sim.StructureError
 		if errors.As(err, &se) {
 			if name := structureFlagFor(se.Field, set["modes"]); name != "" {
 				return fmt.Errorf("sim: %w: --%s: %w", errUsage, name, err)
 			}
 		}
-		return fmt.Errorf("sim: %w: %w", errUsage, err)
-	}
-	frames, d, err := sim.RenderStructure(ctx, s)
-	if err != nil {
+		if errors.Is(err, sim.ErrInvalidScene) {
+			return fmt.Errorf("sim: %w: %w", errUsage, err)
+		}
 		return fmt.Errorf("sim: %w", err)
+	}
+	var d []float64
+	if y4m {
+		if err := s.Validate(); err != nil {
+			return usage(err)
+		}
+		frames, dd, err := sim.RenderStructure(ctx, s)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		if err := sim.WriteY4M(out, frames, s.WithDefaults().FPS); err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		d = dd
+	} else {
+		// Streamed: memory stays bounded however long the clip.
+		var err error
+		if d, err = sim.WriteStructureVideo(ctx, out, s, enc); err != nil {
+			return usage(err)
+		}
 	}
 	s = s.WithDefaults()
 	truth := structureTruthFile{Video: out, StructureTruth: s.Truth(), DisplacementPx: d}
-	if y4m {
-		err = sim.WriteY4M(out, frames, s.FPS)
-	} else {
+	if !y4m {
 		truth.Encoding = &enc
-		err = sim.WriteVideo(ctx, out, frames, s.FPS, enc)
-	}
-	if err != nil {
-		return fmt.Errorf("sim: %w", err)
 	}
 	b, err := json.MarshalIndent(truth, "", "  ")
 	if err != nil {
@@ -334,16 +442,33 @@ func simStructure(ctx context.Context, f *structureFlags, set map[string]bool, o
 	}
 	var modes []string
 	for _, m := range truth.Modes {
-		modes = append(modes, fmt.Sprintf("fn=%g Hz ζ=%g A=%g px (γ1=%.6g γ0=%.6g)", m.Fn, m.Zeta, m.AmplitudePx, m.Gamma1, m.Gamma0))
+		amp := "A"
+		if s.Excitation == sim.ExcitationAmbient {
+			amp = "rms"
+		}
+		modes = append(modes, fmt.Sprintf("fn=%g Hz ζ=%g %s=%g px (γ1=%.6g γ0=%.6g)", m.Fn, m.Zeta, amp, m.AmplitudePx, m.Gamma1, m.Gamma0))
 	}
 	if len(modes) == 0 {
-		modes = []string{"still"}
+		modes = []string{"no modes"}
+		if s.Forcing == nil && s.Coloured == nil {
+			modes = []string{"still"}
+		}
+	}
+	excitation := string(s.Excitation) + " excitation"
+	if h := s.Forcing; h != nil {
+		excitation += fmt.Sprintf(", forcing %g Hz %g px", h.Hz, h.AmplitudePx)
+	}
+	if c := s.Coloured; c != nil {
+		excitation += fmt.Sprintf(", coloured noise %g px rms to %g Hz", c.RMSPx, c.CornerHz)
+	}
+	if im := truth.Impulses; im != nil {
+		excitation += fmt.Sprintf(", %d knocks of %g px", len(im.KnockTimes), im.AmplitudePx)
 	}
 	coding := "y4m"
 	if !y4m {
 		coding = fmt.Sprintf("%s crf %d gop %d", enc.Codec, enc.CRF, enc.GOP)
 	}
-	fmt.Fprintf(stdout, "%s: structure %s, %s, %dx%d, direction %g°, noise %g, %d frames at %g fps, %s; truth in %s\n",
-		out, s.Object, strings.Join(modes, ", "), s.W, s.H, math.Round(*s.Direction*1e6)/1e6, truth.Noise, len(frames), s.FPS, coding, tp)
+	fmt.Fprintf(stdout, "%s: structure %s, %s, %s, %dx%d, direction %g°, noise %g, %d frames at %g fps, %s; truth in %s\n",
+		out, s.Object, excitation, strings.Join(modes, ", "), s.W, s.H, math.Round(*s.Direction*1e6)/1e6, truth.Noise, len(d), s.FPS, coding, tp)
 	return nil
 }

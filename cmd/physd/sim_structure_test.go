@@ -87,6 +87,79 @@ func TestSimStructure(t *testing.T) {
 	}
 }
 
+// TestSimStructureExcitation renders a short ambient clip with every
+// other part of the excitation through the CLI and reads them back from
+// the ground truth.
+func TestSimStructureExcitation(t *testing.T) {
+	dir := t.TempDir()
+	clip := filepath.Join(dir, "amb.mp4")
+	code, out, e := physd(t, "sim", "--system", "structure", "--width", "64", "--height", "64", "--duration", "3",
+		"--fn", "1.5", "--zeta", "0.02", "--excitation", "ambient:0.4", "--forcing", "harmonic:5:0.3",
+		"--coloured", "0.1:1", "--impulses", "30:0.2", "--seed", "4", clip)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	if !strings.Contains(out, "ambient excitation") || !strings.Contains(out, "forcing 5 Hz") || !strings.Contains(out, "rms=0.4") {
+		t.Errorf("stdout %q does not say the excitation", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "amb.truth.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth struct {
+		Excitation string `json:"excitation"`
+		Modes      []struct {
+			Amp float64 `json:"amplitude_px"`
+		} `json:"modes"`
+		Forcing *struct {
+			Hz    float64  `json:"hz"`
+			Amp   float64  `json:"amplitude_px"`
+			Phase *float64 `json:"phase_rad"`
+		} `json:"forcing"`
+		Coloured *struct {
+			RMS    float64 `json:"rms_px"`
+			Corner float64 `json:"corner_hz"`
+		} `json:"coloured"`
+		Impulses *struct {
+			PerMinute float64   `json:"per_minute"`
+			Amp       float64   `json:"amplitude_px"`
+			Knocks    []float64 `json:"knock_times_s"`
+		} `json:"impulses"`
+		Encoding *struct{} `json:"encoding"`
+		D        []float64 `json:"displacement_px"`
+	}
+	if err := json.Unmarshal(b, &truth); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if truth.Excitation != "ambient" || len(truth.Modes) != 1 || truth.Modes[0].Amp != 0.4 ||
+		truth.Forcing == nil || truth.Forcing.Hz != 5 || truth.Forcing.Amp != 0.3 || truth.Forcing.Phase == nil ||
+		truth.Coloured == nil || truth.Coloured.RMS != 0.1 || truth.Coloured.Corner != 1 ||
+		truth.Impulses == nil || truth.Impulses.PerMinute != 30 || truth.Impulses.Amp != 0.2 ||
+		truth.Encoding == nil || len(truth.D) != 90 {
+		t.Errorf("truth:\n%s", b)
+	}
+	// The stationary start: the first displacement is not the free
+	// decay's d(0) = A.
+	if truth.D[0] == 0.4+0.3 {
+		t.Errorf("d(0) = %v, a free decay's", truth.D[0])
+	}
+
+	// A free clip says so and carries no excitation parts.
+	free := filepath.Join(dir, "free.y4m")
+	if code, out, e := physd(t, "sim", "--system", "structure", "--width", "64", "--height", "48", "--duration", "1", "--y4m", free); code != exitOK ||
+		!strings.Contains(out, "free excitation") {
+		t.Fatalf("free: exit %d, %q: %s", code, out, e)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, "free.truth.json"))
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["excitation"] != "free" || m["forcing"] != nil || m["coloured"] != nil || m["impulses"] != nil {
+		t.Errorf("free truth: %s", b)
+	}
+}
+
 // TestSimStructureBadFlags: each mistake is a usage error naming its flag.
 func TestSimStructureBadFlags(t *testing.T) {
 	dir := t.TempDir()
@@ -126,6 +199,23 @@ func TestSimStructureBadFlags(t *testing.T) {
 		{append(st, "--y4m", "--gop", "30"), "--gop"},
 		{[]string{"sim", "--object", "cable"}, "--object"},
 		{[]string{"sim", "--amplitude", "0.5"}, "--amplitude"},
+		{append(st, "--excitation", "forced"), "--excitation"},
+		{append(st, "--excitation", "ambient:x"), "--excitation"},
+		{append(st, "--excitation", "ambient:-1"), "--excitation"},
+		{append(st, "--excitation", "free:1"), "--excitation"},
+		{append(st, "--excitation", "ambient", "--zeta", "0"), "--zeta"},
+		{append(st, "--excitation", "ambient:0.5", "--amplitude", "0.3"), "--amplitude"},
+		{append(st, "--forcing", "harmonic"), "--forcing"},
+		{append(st, "--forcing", "sine:5"), "--forcing"},
+		{append(st, "--forcing", "harmonic:5:1:2:3"), "--forcing"},
+		{append(st, "--forcing", "harmonic:20"), "--forcing"},
+		{append(st, "--forcing", "harmonic:5:-1"), "--forcing"},
+		{append(st, "--coloured", "1"), "--coloured"},
+		{append(st, "--coloured", "0.1:0"), "--coloured"},
+		{append(st, "--impulses", "-1:1"), "--impulses"},
+		{append(st, "--impulses", "2:nan"), "--impulses"},
+		{[]string{"sim", "--forcing", "harmonic:5"}, "--forcing"},
+		{[]string{"sim", "--excitation", "ambient"}, "--excitation"},
 	} {
 		args := append(append([]string(nil), tc.args...), out)
 		code, _, e := physd(t, args...)
