@@ -40,13 +40,20 @@ const (
 	CheckNoLag = "no-lag"
 	// CheckResolved: the region moves beyond its noise floor (Resolve).
 	CheckResolved = "resolved"
+	// CheckBroadband: an ambient record's response is Gaussian, as
+	// broadband forcing of a linear mode leaves it, not a forcing at one
+	// frequency (package ambient).
+	CheckBroadband = "broadband"
+	// CheckSignatureFit: an ambient record's signature is one mode's free
+	// response within the signature's own noise (package ambient).
+	CheckSignatureFit = "signature-fit"
 )
 
 // CheckNames are every check's name, in the order a verdict makes them.
 func CheckNames() []string {
 	return []string{CheckEstimate, CheckCoverage, CheckImpulse, CheckEnergyGrowth, CheckRevisit, CheckConditioning, CheckFit,
 		CheckStructuredResidual, CheckUndampedClip, CheckDarkFrames, CheckCameraMotion, CheckRestoring, CheckStable, CheckPrecision,
-		CheckReadoutsAgree, CheckNoLag, CheckResolved}
+		CheckReadoutsAgree, CheckNoLag, CheckResolved, CheckBroadband, CheckSignatureFit}
 }
 
 // Check is one test of the certificate: its name (a Check* constant),

@@ -134,6 +134,22 @@ func (v *Verdict) refuse(check string, needsSigma bool, why string) {
 	v.Reasons = append(v.Reasons, why)
 }
 
+// Hold records a check made outside Certify — on what the window's
+// estimate came from rather than on its latent (an ambient record's
+// excitation, say) — and refuses v when it failed (why non-empty). A
+// refused verdict keeps its status and gains the reason.
+func (v *Verdict) Hold(check string, needsSigma bool, why string) {
+	switch {
+	case why == "":
+		v.Checks = append(v.Checks, Check{Name: check, Passed: true, NeedsSigma: needsSigma})
+	case v.Certified:
+		v.refuse(check, needsSigma, why)
+	default:
+		v.Checks = append(v.Checks, Check{Name: check, NeedsSigma: needsSigma, Detail: why})
+		v.Reasons = append(v.Reasons, why)
+	}
+}
+
 // MinResolved is how many times its noise floor a region's motion must
 // be for a window to speak of it. A latent that noisy cannot pass the fit
 // check anyway — a sinusoid of amplitude A under noise σ is σ/√(A²/2 + σ²)
