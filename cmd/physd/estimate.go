@@ -97,6 +97,10 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	fs.Float64Var(&th.SigmaZetaFloor, "sigma-zeta-floor", 0, "precision: σ(ζ) up to this is accepted whatever ζ (0: the default, 0.005)")
 	var sf scaleFlags
 	sf.register(fs)
+	var af ambientFlags
+	fs.BoolVar(&af.on, "ambient", false, "the video is an ambient record (a structure driven by wind, traffic, machinery): identify its mode from the displacement's correlation function, read frame by frame (package ambient)")
+	fs.Float64Var(&af.calibrate, "calibrate", 30, "ambient: seconds at the start the frozen readout is calibrated on")
+	fs.Float64Var(&af.maxLag, "max-lag", 60, "ambient: the longest lag summed, seconds")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: physd estimate [flags] VIDEO [VIDEO …]\n\nOne video is a single trajectory; several are fitted together with shared (γ1, γ0).")
 		fs.PrintDefaults()
@@ -139,6 +143,15 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	roiSel, err := parseROIChoice(*roiFlag)
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w: %w", errUsage, err)
+	}
+	if af.on {
+		if len(paths) != 1 {
+			return 0, fmt.Errorf("estimate: %w: --ambient reads one record, got %d videos", errUsage, len(paths))
+		}
+		if !(af.calibrate > 0) || !(af.maxLag > 0) || math.IsInf(af.calibrate, 0) || math.IsInf(af.maxLag, 0) {
+			return 0, fmt.Errorf("estimate: %w: --calibrate %g and --max-lag %g: want positive seconds", errUsage, af.calibrate, af.maxLag)
+		}
+		return estimateAmbient(ctx, af, paths[0], roiSel, *fps, p.Size, *asJSON, stdout, log)
 	}
 	camSel, err := parseCameraChoice(*refFlag)
 	if err != nil {

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/physd/physd/ambient"
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
+	"github.com/physd/physd/frame"
+	"github.com/physd/physd/roi"
+	"github.com/physd/physd/stream"
+	"github.com/physd/physd/window"
+)
+
+// ambientFlags are physd estimate's flags for an ambient record.
+type ambientFlags struct {
+	on        bool
+	calibrate float64 // seconds of frames the readout is calibrated on
+	maxLag    float64 // seconds of lags summed
+}
+
+// ambientReport is physd estimate --ambient's JSON.
+type ambientReport struct {
+	Video  string     `json:"video"`
+	FPS    float64    `json:"fps"`
+	ROI    *roiReport `json:"roi,omitempty"`
+	Gamma0 float64    `json:"gamma0"`
+	Gamma1 float64    `json:"gamma1"`
+	Sigma0 float64    `json:"gamma0_sigma"`
+	Sigma1 float64    `json:"gamma1_sigma"`
+	estimator.Physics
+	Verdict   window.Status `json:"verdict"`
+	Certified bool          `json:"certified"`
+	Reasons   []string      `json:"reasons,omitempty"`
+	// Ambient is the record's signature, its fit and the ambient checks.
+	Ambient *ambient.Estimate `json:"ambient"`
+	// Readout is the frozen readout: pixels read and the direction.
+	Readout struct {
+		Pixels     int        `json:"pixels"`
+		Dir        [2]float64 `json:"direction"`
+		CalibrateS float64    `json:"calibrate_s"`
+		RMSPx      float64    `json:"rms_px"`
+		Explained  float64    `json:"explained"`
+	} `json:"readout"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+}
+
+// estimateAmbient identifies a structure's mode from an ambient record:
+// the video's frames are read one at a time (never held but for the
+// calibration's), each turned into a displacement by a frozen readout
+// (flow.Linear, calibrated on the first seconds' flow.Reading), and the
+// displacements' correlation is fitted and certified (package ambient).
+func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiChoice, fps float64, size int, asJSON bool,
+	stdout io.Writer, log *slog.Logger) (int, error) {
+	start := time.Now()
+	pre, roiRep, err := chooseRegion(ctx, sel, []string{path}, roi.ScanOptions{To: af.calibrate, FPS: fps}, stream.Preprocess{Size: size}, log)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	src, err := stream.NewFileSource(path, stream.FileSourceOptions{Preprocess: pre, FPS: fps})
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	var (
+		calib []frame.Frame
+		lin   *flow.Linear
+		read  *flow.Reading
+		lat   []float64
+		dt    float64
+	)
+	emit := func(f frame.Frame) error {
+		if lin != nil {
+			lat = append(lat, lin.Read(f.Pix))
+			return nil
+		}
+		f.Pix = append([]float64(nil), f.Pix...)
+		calib = append(calib, f)
+		if (f.Time - calib[0].Time).Seconds() < af.calibrate {
+			return nil
+		}
+		n := len(calib)
+		dt = (calib[n-1].Time - calib[0].Time).Seconds() / float64(n-1)
+		clip := window.ClipOf(calib, dt)
+		if read, err = flow.ReadBinned(clip); err != nil {
+			return fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, af.calibrate, err)
+		}
+		if lin, err = flow.Calibrate(clip, read); err != nil {
+			return fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, af.calibrate, err)
+		}
+		for _, c := range calib {
+			lat = append(lat, lin.Read(c.Pix))
+		}
+		calib = nil
+		return nil
+	}
+	if err := src.Run(ctx, emit); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	if lin == nil {
+		return 0, fmt.Errorf("estimate: %s: %d frames, shorter than the readout's calibration (%.0f s; see --calibrate)", path, len(calib), af.calibrate)
+	}
+	lags := int(math.Round(af.maxLag / dt))
+	if 4*lags > len(lat) {
+		lags = len(lat) / 4
+	}
+	c, err := ambient.NewCorrelation(lags+1, (len(lat)+ambient.DefaultGroups-1)/ambient.DefaultGroups, ambient.DefaultGroups)
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %s: %w", path, err)
+	}
+	for _, z := range lat {
+		c.Push(z)
+	}
+	est, err := ambient.Identify(ctx, c, dt, ambient.Options{})
+	if err != nil {
+		return 0, fmt.Errorf("estimate: %s: %w", path, err)
+	}
+	r, v := est.Result, est.Verdict
+	rep := ambientReport{Video: path, FPS: 1 / dt, ROI: roiRep, Gamma0: r.Gamma0, Gamma1: r.Gamma1, Sigma0: r.Sigma0, Sigma1: r.Sigma1,
+		Physics: r.Physics, Verdict: v.Status, Certified: v.Certified, Reasons: v.Reasons, Ambient: est,
+		ElapsedMS: float64(time.Since(start)) / float64(time.Millisecond)}
+	rep.Readout.Pixels, rep.Readout.Dir, rep.Readout.CalibrateS = lin.Pixels, lin.Dir, af.calibrate
+	rep.Readout.RMSPx, rep.Readout.Explained = est.RMS*sourcePx(roiRep, pre, lin.W), read.Explained
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return 0, fmt.Errorf("estimate: %w", err)
+		}
+	} else {
+		fmt.Fprintf(stdout, "%s: ambient record %.0f s (%d frames at %.4g fps), %d lags (%.1f s) fitted, kurtosis %.2f, %.3g px rms\n",
+			path, est.Record, est.Frames, 1/dt, est.Lags, est.LagSpan, est.Kurtosis, rep.Readout.RMSPx)
+		fmt.Fprintf(stdout, "f_n = %.5g ± %.2g Hz, ζ = %.4g ± %.2g (γ0 = %.6g ± %.2g, γ1 = %.4g ± %.2g): %s\n",
+			r.FreqN, r.SigmaF, r.Zeta, r.SigmaZ, r.Gamma0, r.Sigma0, r.Gamma1, r.Sigma1, v.Status)
+		for _, why := range v.Reasons {
+			fmt.Fprintf(stdout, "  - %s\n", why)
+		}
+	}
+	if !v.Certified {
+		return exitNotCertified, nil
+	}
+	return exitOK, nil
+}
+
+// sourcePx is how many of the video's pixels a frame pixel spans.
+func sourcePx(rep *roiReport, pre stream.Preprocess, w int) float64 {
+	regionW := pre.ROI.W
+	if pre.ROI.IsZero() && rep != nil {
+		regionW = rep.SrcW
+	}
+	if regionW <= 0 || w <= 0 {
+		return 1
+	}
+	return float64(regionW) / float64(w)
+}
