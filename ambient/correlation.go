@@ -177,3 +177,19 @@ type Stats struct {
 	// one frequency), between for a mixture.
 	Kurtosis float64
 }
+
+// Clone returns a copy of the record's sums that shares nothing with c:
+// a snapshot to identify from while c goes on summing.
+func (c *Correlation) Clone() *Correlation {
+	d := &Correlation{lags: c.lags, segLen: c.segLen, keep: c.keep, hist: append([]float64(nil), c.hist...), n: c.n,
+		segs: make([]*segment, len(c.segs))}
+	for i, s := range c.segs {
+		t := *s
+		t.prod = append([]float64(nil), s.prod...)
+		t.lead = append([]float64(nil), s.lead...)
+		t.lagd = append([]float64(nil), s.lagd...)
+		t.pairs = append([]int(nil), s.pairs...)
+		d.segs[i] = &t
+	}
+	return d
+}

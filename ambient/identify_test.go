@@ -202,3 +202,21 @@ func TestCorrelationMatchesDirectSum(t *testing.T) {
 		t.Errorf("4 lags accepted: %v", err)
 	}
 }
+
+func TestCloneSharesNothing(t *testing.T) {
+	c, _ := NewCorrelation(8, 5, 3)
+	for i := range 12 {
+		c.Push(math.Sin(float64(i)))
+	}
+	d := c.Clone()
+	want, _ := c.Signature(nil)
+	for i := range 20 {
+		c.Push(float64(i * i))
+	}
+	got, _ := d.Signature(nil)
+	for tau := range want {
+		if got[tau] != want[tau] {
+			t.Fatalf("the clone's R(%d) moved with the original: %g, want %g", tau, got[tau], want[tau])
+		}
+	}
+}
