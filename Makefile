@@ -42,7 +42,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real subpixel lint install uninstall clean chaos soak fuzz deb deb-test
+.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real subpixel ambient lint install uninstall clean chaos soak fuzz deb deb-test
 
 all: build
 
@@ -213,6 +213,13 @@ real: build
 # video through physd estimate (docs/subpixel-results.md).
 subpixel: build
 	$(GO) run ./cmd/subpixel -bin $(BIN) -out docs/subpixel-results.md $(SUBPIXEL_ARGS)
+
+# ambient: issue 45's sweep of ambient records (modes driven by broadband
+# noise, and the forcings that are not a mode) through physd estimate
+# --ambient, one clip at a time (docs/ambient-results.md).
+AMBIENT_ARGS ?=
+ambient: build
+	$(GO) run ./cmd/ambient -bin $(BIN) -out docs/ambient-results.md $(AMBIENT_ARGS)
 
 # deb: packaging/deb/build.sh builds each arch of DEB_ARCHS; arm64 is
 # cross-compiled on amd64 against an arm64 Debian 12 root (debootstrap,

@@ -361,16 +361,24 @@ func (f *scaleFlags) scale() (config.Scale, error) {
 // jsonSafe round-trips the report through a map so NaN/Inf (e.g. an empty
 // coverage interval) become null instead of failing the encoder.
 func jsonSafe(rep estimateReport) any {
-	fix := func(f *float64) {
-		if math.IsNaN(*f) || math.IsInf(*f, 0) {
-			*f = 0
-		}
-	}
-	d := &rep.Diagnostics
-	for _, f := range []*float64{&d.Coverage.Lo, &d.Coverage.Hi, &rep.Zeta, &d.RelResidual, &d.Conditioning.Bound} {
-		fix(f)
-	}
+	zeroNaN(&rep.Zeta)
+	zeroVerdictNaN(&rep.Diagnostics)
 	return rep
+}
+
+// zeroNaN sets a NaN or infinite *f to 0, which JSON can carry.
+func zeroNaN(f *float64) {
+	if math.IsNaN(*f) || math.IsInf(*f, 0) {
+		*f = 0
+	}
+}
+
+// zeroVerdictNaN zeroes a verdict's fields that are NaN when their test
+// had nothing to read.
+func zeroVerdictNaN(v *window.Verdict) {
+	for _, f := range []*float64{&v.Coverage.Lo, &v.Coverage.Hi, &v.RelResidual, &v.Conditioning.Bound} {
+		zeroNaN(f)
+	}
 }
 
 func printSummary(w io.Writer, r estimateReport) {

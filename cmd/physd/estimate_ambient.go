@@ -43,6 +43,7 @@ type ambientReport struct {
 	Ambient *ambient.Estimate `json:"ambient"`
 	// Readout is the frozen readout: pixels read and the direction.
 	Readout struct {
+		Binned     int        `json:"binned"`
 		Pixels     int        `json:"pixels"`
 		Dir        [2]float64 `json:"direction"`
 		CalibrateS float64    `json:"calibrate_s"`
@@ -88,10 +89,7 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 		n := len(calib)
 		dt = (calib[n-1].Time - calib[0].Time).Seconds() / float64(n-1)
 		clip := window.ClipOf(calib, dt)
-		if read, err = flow.ReadBinned(clip); err != nil {
-			return fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, af.calibrate, err)
-		}
-		if lin, err = flow.Calibrate(clip, read); err != nil {
+		if lin, read, err = flow.CalibrateAuto(clip); err != nil {
 			return fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, af.calibrate, err)
 		}
 		for _, c := range calib {
@@ -125,9 +123,10 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 	rep := ambientReport{Video: path, FPS: 1 / dt, ROI: roiRep, Gamma0: r.Gamma0, Gamma1: r.Gamma1, Sigma0: r.Sigma0, Sigma1: r.Sigma1,
 		Physics: r.Physics, Verdict: v.Status, Certified: v.Certified, Reasons: v.Reasons, Ambient: est,
 		ElapsedMS: float64(time.Since(start)) / float64(time.Millisecond)}
-	rep.Readout.Pixels, rep.Readout.Dir, rep.Readout.CalibrateS = lin.Pixels, lin.Dir, af.calibrate
+	rep.Readout.Binned, rep.Readout.Pixels, rep.Readout.Dir, rep.Readout.CalibrateS = read.Binned, lin.Pixels, lin.Dir, af.calibrate
 	rep.Readout.RMSPx, rep.Readout.Explained = est.RMS*sourcePx(roiRep, pre, lin.W), read.Explained
 	if asJSON {
+		rep.finite()
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
@@ -146,6 +145,25 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 		return exitNotCertified, nil
 	}
 	return exitOK, nil
+}
+
+// finite zeroes what JSON cannot carry: the NaN ζ of a fit with γ0 ≤ 0,
+// an empty coverage's bounds.
+func (r *ambientReport) finite() {
+	for _, f := range []*float64{&r.Zeta, &r.SigmaZ, &r.SigmaF, &r.FreqN, &r.FreqD, &r.OmegaN} {
+		zeroNaN(f)
+	}
+	if a := r.Ambient; a != nil {
+		zeroVerdictNaN(&a.Verdict)
+		for _, f := range []*float64{&a.Kurtosis, &a.RMS, &a.Bend, &a.BendSigma} {
+			zeroNaN(f)
+		}
+		for _, s := range [][]float64{a.Signature, a.Fitted} {
+			for i := range s {
+				zeroNaN(&s[i])
+			}
+		}
+	}
 }
 
 // sourcePx is how many of the video's pixels a frame pixel spans.
