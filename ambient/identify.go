@@ -160,6 +160,15 @@ func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Es
 		}
 	}
 	lags = fitted
+	// At least MinPeriods+1 periods, whatever the span's rule says: the
+	// envelope of a low, well-damped mode falls fast in periods.
+	if floor := periodsFloor(r, dt, maxLag); floor > lags {
+		var err error
+		if r, err = fitSignature(ctx, sig, floor, dt); err != nil {
+			return nil, err
+		}
+		lags = floor
+	}
 	est.Lags, est.LagSpan = lags, float64(lags)*dt
 	est.Signature = sig[:lags+1]
 	if r.Trajectory != nil {
@@ -297,6 +306,16 @@ func initialSpan(sig []float64, decays float64, maxLag int) int {
 		}
 	}
 	return maxLag
+}
+
+// periodsFloor is the lags that hold MinPeriods+1 periods of the fitted
+// mode (0 when it does not oscillate), at most maxLag.
+func periodsFloor(r *estimator.Result, dt float64, maxLag int) int {
+	q := r.Gamma0 - r.Gamma1*r.Gamma1/4
+	if !(q > 0) {
+		return 0
+	}
+	return min(int(math.Ceil((MinPeriods+1)*2*math.Pi/math.Sqrt(q)/dt)), maxLag)
 }
 
 // jackknifeCov is the delete-a-group jackknife's covariance of the

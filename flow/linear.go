@@ -143,9 +143,13 @@ func (l *Linear) Read(pix []float64) float64 {
 	return z
 }
 
+// confirm is how much of the next coarser bin's amplitude a bin's reading
+// must reach for CalibrateAuto to read there.
+const confirm = 0.85
+
 // CalibrateAuto reads the clip at the finest bin — 1, 2, 4 or 8 frame
-// pixels a side — at which its reading stays within the linear model
-// (Reading.Linear), calibrates a Linear readout there, and folds it back
+// pixels a side — whose reading's amplitude the next coarser bin confirms
+// (within confirm), calibrates a Linear readout there, and folds it back
 // onto the frame's own pixels: a bin's mean is linear in them, so
 //
 //	z = k·Σ_b w_b (B_b − B₀_b) = Σ_p (w_{b(p)}/k)·(I_p − I₀_p)
@@ -157,12 +161,18 @@ func (l *Linear) Read(pix []float64) float64 {
 // largest swings read small). With no bin linear, the reading that explains the moving pixels best is used. The Reading returned is in
 // frame pixels (Binned = k).
 func CalibrateAuto(c estimator.Clip) (*Linear, *Reading, error) {
-	// The finest bin whose reading is linear and explains the moving
-	// pixels; else the one that explains them best (a bin too coarse for
-	// the region leaves a handful of pixels, none of them moving).
-	var last *Reading
-	var lastClip estimator.Clip
-	lastK := 0
+	// Every bin's reading, then the finest whose amplitude its next
+	// coarser one confirms: a swing past a bin's linear range reads small
+	// there (saturates), not large, so its amplitude grows with the bin
+	// until the bins read it alike. A bin too coarse for the region leaves
+	// a handful of pixels, none of them moving, and is not read.
+	type reading struct {
+		r    *Reading
+		clip estimator.Clip
+		k    int
+		amp  float64 // frame px
+	}
+	var rs []reading
 	var firstErr error
 	b := c
 	for k := 1; k <= 8; k *= 2 {
@@ -182,22 +192,22 @@ func CalibrateAuto(c estimator.Clip) (*Linear, *Reading, error) {
 		if r.Moving == 0 {
 			continue
 		}
-		// A large swing read small is not linear however small it reads:
-		// most of the moving pixels' change is then unexplained.
-		if r.Linear() && r.Explained >= MinExplained {
-			last, lastClip, lastK = r, b, k
-			break
-		}
-		if last == nil || r.Explained > last.Explained {
-			last, lastClip, lastK = r, b, k
-		}
+		rs = append(rs, reading{r: r, clip: b, k: k, amp: r.Amplitude() * float64(k)})
 	}
-	if last == nil {
+	if len(rs) == 0 {
 		if firstErr == nil {
 			firstErr = ErrNoResponse
 		}
 		return nil, nil, firstErr
 	}
+	pick := rs[len(rs)-1]
+	for i := range len(rs) - 1 {
+		if rs[i].amp >= confirm*rs[i+1].amp {
+			pick = rs[i]
+			break
+		}
+	}
+	last, lastClip, lastK := pick.r, pick.clip, pick.k
 	lb, err := Calibrate(lastClip, last)
 	if err != nil {
 		return nil, nil, err
