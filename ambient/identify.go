@@ -49,9 +49,9 @@ const (
 
 // Options tune Identify. Zero fields select the defaults.
 type Options struct {
-	Groups      int
-	Decays      float64
-	MaxBend     float64
+	Groups  int
+	Decays  float64
+	MaxBend float64
 	// Thresholds are the certificate's; unset precision limits become
 	// DefaultMaxRelSigmaFn and DefaultMaxRelSigmaZeta, with no floor on
 	// σ(ζ).
@@ -236,6 +236,7 @@ func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Es
 	}
 
 	v := window.Certify(r, opt.Thresholds, nil)
+	recordAdvice(&v, r, est.Record, opt.Thresholds)
 	v.Hold(window.CheckBroadband, true, broadband(r))
 	v.Hold(window.CheckSignatureFit, false, signatureFit(est, r, opt.MaxBend))
 	est.Verdict = v
@@ -354,6 +355,31 @@ func studentT975(dof int) float64 {
 	n := float64(dof)
 	z3, z5, z7 := z*z*z, z*z*z*z*z, z*z*z*z*z*z*z
 	return z + (z3+z)/(4*n) + (5*z5+16*z3+3*z)/(96*n*n) + (3*z7+19*z5+17*z3-15*z)/(384*n*n*n)
+}
+
+// recordAdvice rewrites a refusal for precision in a record's terms: the
+// certificate's advice is a free decay's (a longer window, more
+// releases), while a record's statistical error falls like 1/√T, so the
+// record that would reach both limits is T·max(σ/limit)².
+func recordAdvice(v *window.Verdict, r *estimator.Result, record float64, th window.Thresholds) {
+	limF, limZ := th.MaxRelSigmaFn*r.FreqN, th.MaxRelSigmaZeta*math.Abs(r.Zeta)
+	if !(limF > 0) || !(limZ > 0) {
+		return
+	}
+	k := math.Max(r.SigmaF/limF, r.SigmaZ/limZ)
+	why := fmt.Sprintf("imprecise: σ(f_n) is %.3g%% of f_n (limit %.3g%%) and σ(ζ) is %.2g (limit %.2g); the record of %.0f s is too short for the damping (its error falls like 1/√(ζωT)): about %.0f s would reach both limits",
+		100*r.SigmaF/r.FreqN, 100*th.MaxRelSigmaFn, r.SigmaZ, limZ, record, record*k*k)
+	for i, c := range v.Checks {
+		if c.Name != window.CheckPrecision || c.Passed {
+			continue
+		}
+		for j, reason := range v.Reasons {
+			if reason == c.Detail {
+				v.Reasons[j] = why
+			}
+		}
+		v.Checks[i].Detail = why
+	}
 }
 
 // broadband is the reason a record does not look like a structure's

@@ -411,7 +411,28 @@ const (
 	// ModeEvents fits several recent events together (multi-trajectory
 	// mode, for non-oscillatory systems); see Events.
 	ModeEvents Mode = "events"
+	// ModeAmbient identifies the mode of a structure driven continuously
+	// (wind, traffic) from the correlation function of its displacement
+	// over a long record (package ambient); see Ambient. The camera's
+	// hop is how often it publishes once the record is full.
+	ModeAmbient Mode = "ambient"
 )
+
+// Ambient configures a camera's ambient mode: each frame is read by a
+// readout frozen on the first Calibrate of frames, and the displacement's
+// correlation function up to MaxLag is summed over the last Record.
+type Ambient struct {
+	// Record is how much video one estimate sums (at least 2 min and
+	// 4 × MaxLag): the damping's error falls only as 1/√(ζωT), so a
+	// lightly damped mode needs minutes.
+	Record time.Duration `yaml:"record"`
+	// MaxLag is the longest lag of the correlation function summed (at
+	// least 2 s): several decay times 1/(ζω) of the slowest mode watched.
+	MaxLag time.Duration `yaml:"max_lag"`
+	// Calibrate is how much video the frozen readout is calibrated on
+	// (at least 5 s, shorter than Record), and again after a failure.
+	Calibrate time.Duration `yaml:"calibrate"`
+}
 
 // Camera is one watched object.
 type Camera struct {
@@ -434,8 +455,10 @@ type Camera struct {
 	FPS float64 `yaml:"fps"`
 	// Binarize thresholds frames (Otsu) before encoding.
 	Binarize bool `yaml:"binarize"`
-	// Mode is single or events.
+	// Mode is single, events or ambient.
 	Mode Mode `yaml:"mode"`
+	// Ambient configures the ambient mode (mode ambient).
+	Ambient Ambient `yaml:"ambient"`
 	// Window overrides the global Windows for this camera.
 	Window WindowOverride `yaml:"window"`
 	// Scale maps the source's pixels to millimetres on the structure, so
@@ -448,8 +471,8 @@ type Camera struct {
 	// with its own pipeline (see Zone), so that two cables in one view
 	// cost one decode instead of two cameras on the same stream. Empty:
 	// the camera is one watched object, cropped by ROI. A camera with
-	// zones has no ROI of its own, and its Size, Window, Binarize and Mode
-	// are its zones' defaults (see ZoneCamera).
+	// zones has no ROI of its own, and its Size, Window, Binarize, Mode and
+	// Ambient are its zones' defaults (see ZoneCamera).
 	Zones []Zone `yaml:"zones"`
 }
 
@@ -567,8 +590,8 @@ func override[T comparable](dst *T, v T) {
 // ZoneCamera returns the Camera z's pipeline runs as: c with z's ROI, z's
 // Size unless 0, z's non-zero Window fields over c's, z's Scale unless it
 // is zero, and no Zones. Everything else (Name, Source, Reference, FPS,
-// Binarize, Mode) is c's, so Config.Effective of the result is everything
-// that decides how the zone is processed. The result shares c's slices
+// Binarize, Mode, Ambient) is c's, so Config.Effective of the result is
+// everything that decides how the zone is processed. The result shares c's slices
 // (Source.Synthetic.V0, Scale.Points).
 func (c Camera) ZoneCamera(z Zone) Camera {
 	zc := c
@@ -621,7 +644,10 @@ type WindowOverride struct {
 }
 
 // EffectiveWindow returns the windows this camera uses: the global ones
-// with the camera's non-zero overrides applied.
+// with the camera's non-zero overrides applied. An ambient camera's
+// window is its record (Ambient.Record), whatever the length says: it
+// publishes every hop an estimate of the last record, so its hop may be
+// as long as the record rather than the sliding windows' length.
 func (c Camera) EffectiveWindow(global Windows) Windows {
 	w := global
 	if c.Window.Length > 0 {
@@ -629,6 +655,9 @@ func (c Camera) EffectiveWindow(global Windows) Windows {
 	}
 	if c.Window.Hop > 0 {
 		w.Hop = c.Window.Hop
+	}
+	if c.Mode == ModeAmbient {
+		w.Length = c.Ambient.Record
 	}
 	return w
 }
@@ -821,10 +850,18 @@ func DefaultCamera() Camera {
 				Realtime:   true,
 			},
 		},
-		Mode:  ModeSingle,
-		Scale: Scale{Points: [][]float64{}},
-		Zones: []Zone{},
+		Mode:    ModeSingle,
+		Ambient: DefaultAmbient(),
+		Scale:   Scale{Points: [][]float64{}},
+		Zones:   []Zone{},
 	}
+}
+
+// DefaultAmbient returns the ambient mode's defaults: a 10-minute record
+// (σ(ζ) about 15 % of ζ for a 1 Hz mode at ζ = 2 %), lags up to 60 s and
+// a 20-second calibration.
+func DefaultAmbient() Ambient {
+	return Ambient{Record: 10 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 }
 
 // Camera returns the camera with the given name, or false.

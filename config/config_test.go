@@ -506,3 +506,98 @@ func TestEmbeddedAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestAmbientDefaults: every camera starts from the ambient defaults
+// (10m record, 60s lags, 20s calibration); a camera in mode ambient takes
+// its section, its zones inherit the mode and the section, and its window
+// is its record, so that its hop may exceed the sliding windows' length.
+func TestAmbientDefaults(t *testing.T) {
+	want := Ambient{Record: 10 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	if a := DefaultCamera().Ambient; a != want {
+		t.Errorf("default ambient %+v, want %+v", a, want)
+	}
+	cfg, msgs := loadText(t, ""+
+		"cameras:\n"+
+		"  - name: footbridge\n"+
+		"    mode: ambient\n"+
+		"    ambient: {record: 4m, max_lag: 20s}\n"+
+		"    window: {hop: 30s}\n"+
+		"  - name: bridge\n"+
+		"    mode: ambient\n"+
+		"    zones:\n"+
+		"      - {name: east, roi: {x: 0, y: 0, w: 8, h: 8}, window: {hop: 1m}}\n")
+	if len(msgs) != 0 {
+		t.Fatalf("errors: %q", msgs)
+	}
+	cam := cfg.Cameras[0]
+	if cam.Mode != ModeAmbient || cam.Ambient != (Ambient{Record: 4 * time.Minute, MaxLag: 20 * time.Second, Calibrate: 20 * time.Second}) {
+		t.Errorf("camera mode %q ambient %+v", cam.Mode, cam.Ambient)
+	}
+	if w := cam.EffectiveWindow(cfg.Windows); w.Length != 4*time.Minute || w.Hop != 30*time.Second {
+		t.Errorf("ambient camera's window %+v, want its record as length and its hop", w)
+	}
+	zc := cfg.Cameras[1].ZoneCamera(cfg.Cameras[1].Zones[0])
+	if zc.Mode != ModeAmbient || zc.Ambient != want {
+		t.Errorf("zone runs as mode %q ambient %+v, want its camera's", zc.Mode, zc.Ambient)
+	}
+	if w := zc.EffectiveWindow(cfg.Windows); w.Length != 10*time.Minute || w.Hop != time.Minute {
+		t.Errorf("ambient zone's window %+v, want the record and its own hop", w)
+	}
+	if w := DefaultCamera().EffectiveWindow(Default().Windows); w != Default().Windows {
+		t.Errorf("a single-mode camera's window %+v changed", w)
+	}
+}
+
+// TestAmbientErrors: each rule of the ambient section, and the hop an
+// ambient camera or zone may have, is refused with the field's path.
+func TestAmbientErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       []string
+	}{
+		{"max_lag", "    ambient: {max_lag: 1s}\n",
+			[]string{"physd.yaml:4:24: cameras[0].ambient.max_lag: is 1s, want ≥ 2s (the correlation function must hold several periods of the mode)"}},
+		{"short record", "    ambient: {record: 90s}\n",
+			[]string{"physd.yaml:4:23: cameras[0].ambient.record: is 1m30s, want ≥ 2m0s (the damping's error falls only as 1/√(ζωT))"}},
+		{"record under 4 lags", "    ambient: {record: 3m, max_lag: 50s}\n",
+			[]string{"physd.yaml:4:23: cameras[0].ambient.record: is 3m0s, want ≥ 4 × max_lag (3m20s), so that even the longest lags are averaged over several stretches of the record"}},
+		{"short calibration", "    ambient: {calibrate: 4s}\n",
+			[]string{"physd.yaml:4:26: cameras[0].ambient.calibrate: is 4s, want ≥ 5s (the readout's weights need many periods of motion)"}},
+		{"calibration as long as the record", "    ambient: {record: 4m, max_lag: 20s, calibrate: 4m}\n",
+			[]string{"physd.yaml:4:52: cameras[0].ambient.calibrate: is 4m0s, want shorter than record (4m0s)"}},
+		{"hop beyond the record", "    ambient: {record: 4m, max_lag: 20s}\n    window: {hop: 5m}\n",
+			[]string{"physd.yaml:5:19: cameras[0].window.hop: the camera's hop 5m0s is longer than its ambient record 4m0s: an ambient line publishes every hop an estimate of the last record"}},
+		{"zone hop beyond the record", "    ambient: {record: 4m, max_lag: 20s}\n    zones:\n      - {name: z, roi: {x: 0, y: 0, w: 8, h: 8}, window: {hop: 5m}}\n",
+			[]string{"physd.yaml:6:64: cameras[0].zones[0].window.hop: the zone's hop 5m0s is longer than its ambient record 4m0s: an ambient line publishes every hop an estimate of the last record"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, msgs := loadText(t, "cameras:\n  - name: a\n    mode: ambient\n"+tc.text)
+			if !reflect.DeepEqual(msgs, tc.want) {
+				t.Errorf("errors\n %q\nwant\n %q", msgs, tc.want)
+			}
+		})
+	}
+	// Checked in every mode, so that switching to ambient reveals nothing.
+	_, msgs := loadText(t, "cameras:\n  - name: a\n    ambient: {record: 1m}\n")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "cameras[0].ambient.record: is 1m0s") {
+		t.Errorf("single mode with a bad ambient section: %q", msgs)
+	}
+	_, msgs = loadText(t, "cameras:\n  - name: a\n    mode: steady\n")
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `cameras[0].mode: is "steady", want "single", "events" or "ambient"`) {
+		t.Errorf("unknown mode: %q", msgs)
+	}
+}
+
+// TestAmbientDiff: a reload that changes a camera's ambient section
+// restarts it only when the camera is in ambient mode.
+func TestAmbientDiff(t *testing.T) {
+	for _, mode := range []Mode{ModeSingle, ModeAmbient} {
+		old, next := Default(), Default()
+		old.Cameras[0].Mode, next.Cameras[0].Mode = mode, mode
+		next.Cameras[0].Ambient.Record = 20 * time.Minute
+		_, _, changed := Diff(old, next)
+		if want := mode == ModeAmbient; (len(changed) == 1) != want {
+			t.Errorf("mode %s: a new ambient record changed %v, want a restart %v", mode, changed, want)
+		}
+	}
+}

@@ -11,8 +11,10 @@ import (
 // processed identically.
 type Effective struct {
 	// Camera is the camera's entry with its window overrides resolved:
-	// Camera.Window holds the effective length and hop. Its Zones are the
-	// entry's; Diff leaves them out (see ZoneDiff). Its Scale is zero:
+	// Camera.Window holds the effective length and hop. Its Ambient is
+	// the zero value unless the camera is in ambient mode (the others do
+	// not use it). Its Zones are the entry's; Diff leaves them out (see
+	// ZoneDiff). Its Scale is zero:
 	// the scale does not change how the camera is processed, only the
 	// units its amplitudes are also reported in, and a reload applies it
 	// to the running camera (LineScale).
@@ -43,6 +45,9 @@ func (c *Config) Effective(cam Camera) Effective {
 	e.Camera.Scale = Scale{}
 	if cam.Mode == ModeEvents {
 		e.Events = c.Events
+	}
+	if cam.Mode != ModeAmbient {
+		e.Camera.Ambient = Ambient{}
 	}
 	return e
 }

@@ -28,6 +28,20 @@ const (
 	// decoded once, but each zone runs a full estimator pipeline, and a
 	// small board runs out of CPU long before more.
 	MaxZones = 16
+	// MinAmbientRecord is the shortest ambient record accepted: the
+	// damping's error falls only as 1/√(ζωT), and the jackknife needs
+	// groups several decay times long.
+	MinAmbientRecord = 2 * time.Minute
+	// AmbientRecordLags is how many times max_lag an ambient record must
+	// hold at least, for the correlation function's longest lags to be
+	// averaged over more than a few independent stretches.
+	AmbientRecordLags = 4
+	// MinAmbientMaxLag is the shortest max_lag accepted: the signature
+	// must hold several periods of the mode.
+	MinAmbientMaxLag = 2 * time.Second
+	// MinAmbientCalibrate is the shortest calibration accepted: the
+	// readout's pixel weights need many periods of motion.
+	MinAmbientCalibrate = 5 * time.Second
 )
 
 // ValidCameraName reports whether name matches ^[A-Za-z0-9_-]{1,64}$, the
@@ -627,21 +641,56 @@ func (v *validator) camera(p string, c Camera, all *Config) {
 	if c.FPS < 0 {
 		v.errorf(p+".fps", "is %v, want > 0 (or 0 to trust the source)", c.FPS)
 	}
-	v.oneOf(p+".mode", string(c.Mode), string(ModeSingle), string(ModeEvents))
+	v.oneOf(p+".mode", string(c.Mode), string(ModeSingle), string(ModeEvents), string(ModeAmbient))
 	if c.Mode == ModeEvents && c.Source.Kind == KindSynthetic && c.Source.Synthetic.EventEvery == 0 {
 		v.errorf(p+".source.synthetic.event_every", "is 0 (one release) but mode is events, which needs several; want > 0")
 	}
-	windowOK := v.windowOverride(p+".window", c.Window, &global, "camera", "windows.length", "windows.hop")
+	// The section is checked in every mode (its defaults are valid), so
+	// that switching a camera to ambient never reveals a mistake late.
+	ambientOK := v.ambient(p+".ambient", c.Ambient)
+	base := &global
+	if c.Mode == ModeAmbient && !ambientOK {
+		base = nil // the hop is not compared with a record that is itself wrong
+	}
+	windowOK := v.windowOverride(p+".window", c.Window, base, c, "camera", "windows.length", "windows.hop") && base != nil
 	v.scale(p+".scale", fmt.Sprintf("camera %q", c.Name), c.Scale)
 	v.zones(p, c, all, windowOK)
 }
 
+// ambient checks a camera's ambient section at p and reports whether it
+// is valid.
+func (v *validator) ambient(p string, a Ambient) bool {
+	ok := true
+	if a.MaxLag < MinAmbientMaxLag {
+		v.errorf(p+".max_lag", "is %v, want ≥ %v (the correlation function must hold several periods of the mode)", a.MaxLag, MinAmbientMaxLag)
+		ok = false
+	}
+	switch {
+	case a.Record < MinAmbientRecord:
+		v.errorf(p+".record", "is %v, want ≥ %v (the damping's error falls only as 1/√(ζωT))", a.Record, MinAmbientRecord)
+		ok = false
+	case a.MaxLag >= MinAmbientMaxLag && a.Record < AmbientRecordLags*a.MaxLag:
+		v.errorf(p+".record", "is %v, want ≥ %d × max_lag (%v), so that even the longest lags are averaged over several stretches of the record", a.Record, AmbientRecordLags, AmbientRecordLags*a.MaxLag)
+		ok = false
+	}
+	switch {
+	case a.Calibrate < MinAmbientCalibrate:
+		v.errorf(p+".calibrate", "is %v, want ≥ %v (the readout's weights need many periods of motion)", a.Calibrate, MinAmbientCalibrate)
+		ok = false
+	case a.Calibrate >= a.Record && a.Record >= MinAmbientRecord:
+		v.errorf(p+".calibrate", "is %v, want shorter than record (%v)", a.Calibrate, a.Record)
+		ok = false
+	}
+	return ok
+}
+
 // windowOverride checks the window override o at p, whose zero fields
 // fall back to base (nil when base is itself invalid: the hop is then not
-// compared with the length). whose names the owner ("camera", "zone") and
-// length and hop what a zero length or hop falls back to. It reports
-// whether o is valid.
-func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, whose, length, hop string) bool {
+// compared with the length). cam is the camera whose mode and ambient
+// section the override runs under (for a zone, its camera). whose names
+// the owner ("camera", "zone") and length and hop what a zero length or
+// hop falls back to. It reports whether o is valid.
+func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, cam Camera, whose, length, hop string) bool {
 	ok := true
 	if l := o.Length; l != 0 && l < MinWindowLength {
 		v.errorf(p+".length", "is %v, want ≥ %v (or 0 for %s)", l, MinWindowLength, length)
@@ -650,6 +699,22 @@ func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, wh
 	if o.Hop < 0 {
 		v.errorf(p+".hop", "is %v, want > 0 (or 0 for %s)", o.Hop, hop)
 		ok = false
+	}
+	if cam.Mode == ModeAmbient {
+		// An ambient line's window is its record (EffectiveWindow); even a
+		// hop it inherits must fit in it, or the line never starts.
+		if !ok || base == nil {
+			return ok
+		}
+		if w := (Camera{Window: o, Mode: ModeAmbient, Ambient: cam.Ambient}).EffectiveWindow(*base); w.Hop > w.Length {
+			at, from := p+".hop", ""
+			if o.Hop == 0 {
+				at, from = p, " ("+hop+")"
+			}
+			v.errorf(at, "the %s's hop %v%s is longer than its ambient record %v: an ambient line publishes every hop an estimate of the last record", whose, w.Hop, from, w.Length)
+			return false
+		}
+		return true
 	}
 	if !ok || base == nil || o == (WindowOverride{}) {
 		return ok
@@ -689,7 +754,7 @@ func (v *validator) zones(p string, c Camera, all *Config, windowOK bool) {
 		if z.Size != 0 && (z.Size < MinFrameSize || z.Size > MaxFrameSize) {
 			v.errorf(zp+".size", "is %d, want %d…%d (or 0 for the camera's size)", z.Size, MinFrameSize, MaxFrameSize)
 		}
-		v.windowOverride(zp+".window", z.Window, base, "zone", "the camera's window length", "the camera's hop")
+		v.windowOverride(zp+".window", z.Window, base, c, "zone", "the camera's window length", "the camera's hop")
 		v.zoneOverrides(zp, z, all)
 		v.scale(zp+".scale", fmt.Sprintf("zone %q of camera %q", z.Name, c.Name), z.Scale)
 		if !ValidCameraName(z.Name) {

@@ -34,6 +34,9 @@ type framer struct {
 	fps    float64
 	mode   config.Mode
 	events config.Events
+	// ambient is the ambient mode's record, lags and calibration (mode
+	// ambient; window.Hop is then how often the record is offered).
+	ambient config.Ambient
 	// cut is a zone's cut of its camera's whole gray frames (cutZone),
 	// with its own working memory; source is then the zone's state,
 	// whether its region fits.
@@ -74,13 +77,32 @@ func (f *framer) offer(ctx context.Context, jobs chan batch, j job) {
 // light is the job without its frames: what a skipped window's
 // diagnostic needs.
 func (j job) light() job {
-	return job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
+	l := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
+	if j.ambient != nil {
+		a := *j.ambient
+		a.corr = nil
+		l.ambient = &a
+	}
+	return l
+}
+
+// events is how many trajectories the job holds: its clips, or the one
+// record of an ambient job.
+func (j job) events() int {
+	if j.ambient != nil {
+		return 1
+	}
+	return len(j.clips)
 }
 
 // run cuts the frames of in into windows (or events) and offers them
 // to the learning stage on jobs; a source restart starts the windows
-// again.
+// again. An ambient line sums its record instead (runAmbient).
 func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch) {
+	if f.mode == config.ModeAmbient {
+		f.runAmbient(ctx, in, jobs)
+		return
+	}
 	newSlicer := func() *window.Slicer {
 		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: f.fps}) // checked before the source opened
 		return s

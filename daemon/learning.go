@@ -87,8 +87,12 @@ func (c *learning) run(ctx context.Context, in <-chan batch, out chan<- outcome)
 // estimate analyses one job — the camera's motion, the learner's fit (a
 // lone event: a cold fit of its own), the certificate, the tracked
 // objects weighed — and charges each step's time; ok is false when the
-// camera was stopped meanwhile.
+// camera was stopped meanwhile. An ambient record is identified from its
+// correlation function instead (estimateAmbient).
 func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th window.Thresholds, j job) (outcome, bool) {
+	if j.ambient != nil {
+		return c.estimateAmbient(ctx, learner, th, j)
+	}
 	opt := analysis.Options{Preset: c.preset, Thresholds: th, Motion: c.motionOf(j), Log: c.log.With("window_start", j.start, "window_end", j.end),
 		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, SourcePx: c.sourcePx(j)}
 	if j.single {
@@ -159,10 +163,17 @@ func (c *learning) sourcePx(j job) float64 {
 	if c.roi.IsZero() {
 		w = j.srcW
 	}
-	if len(j.clips) == 0 || j.clips[0].W == 0 || w == 0 {
+	var fw int
+	switch {
+	case len(j.clips) > 0:
+		fw = j.clips[0].W
+	case j.ambient != nil:
+		fw = j.ambient.frameW
+	}
+	if fw == 0 || w == 0 {
 		return 0
 	}
-	return float64(w) / float64(j.clips[0].W)
+	return float64(w) / float64(fw)
 }
 
 func thresholds(c config.Certify) window.Thresholds {

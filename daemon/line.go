@@ -17,9 +17,11 @@ import (
 
 // job is one unit of estimation: a sliding window (one clip) or a set of
 // excitation events (several clips), or a single event fitted alone for
-// its diagnostic.
+// its diagnostic, or an ambient record (no clips: its correlation sums).
 type job struct {
 	clips []estimator.Clip
+	// ambient is an ambient line's record (ambient.go); nil otherwise.
+	ambient *ambientJob
 	// refs are the reference region's patches (refW×refH), per clip and
 	// frame, when the camera has one; srcW×srcH is the source frame (for
 	// a zone, its camera's).
@@ -77,11 +79,11 @@ type lineSpec struct {
 }
 
 // line is one camera's or zone's line of stages — framing (framing.go:
-// windows or events) → learning (learning.go: the window analysis, one
-// outcome and its verdict) → reporting (reporting.go: diagnostics,
-// estimates, alerts) — joined by channels, and its heartbeat. The frames
-// come from its camera (camera.go) through feed. Its status has locks of
-// its own (record.go).
+// windows or events; ambient.go: an ambient record) → learning
+// (learning.go: the window analysis, one outcome and its verdict) →
+// reporting (reporting.go: diagnostics, estimates, alerts) — joined by
+// channels, and its heartbeat. The frames come from its camera
+// (camera.go) through feed. Its status has locks of its own (record.go).
 type line struct {
 	spec lineSpec
 	// cfg, zone and log are the spec's, for the daemon's table and its
@@ -193,7 +195,7 @@ func (l *line) stop(ctx context.Context) { l.g.stop(ctx, l.log, "camera") }
 // framer, learning and reporter build the line's stages from its spec.
 func (l *line) framer() *framer {
 	s := l.spec
-	f := &framer{log: s.log, window: s.window, fps: s.cam.FPS, mode: s.cam.Mode, events: s.events,
+	f := &framer{log: s.log, window: s.window, fps: s.cam.FPS, mode: s.cam.Mode, events: s.events, ambient: s.cam.Ambient,
 		count: &l.count, source: l.source, dash: l.dash}
 	if s.cut != nil {
 		f.cut = stream.NewGrayReader(*s.cut)

@@ -73,10 +73,10 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 		t0 := time.Now()
 		switch {
 		case o.skipped:
-			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil, nil)
+			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil, nil, nil)
 		case o.err != nil:
 			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", o.err)
-			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil, nil)
+			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil, nil, nil)
 		default:
 			v := o.verdict
 			c.trainTime.Observe(o.train.Seconds())
@@ -84,9 +84,9 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 			// One scale for the window's diagnostic and estimate, should
 			// a reload change it meanwhile.
 			amp := amplitudeOf(o.amp, c.scale.get())
-			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, v)
+			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, o.ambient, v)
 			if v.Certified && !j.single {
-				c.publishEstimate(ctx, j, o.res, o.info, amp, v)
+				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v)
 			}
 		}
 		c.work.add(stagePublish, t0)
@@ -97,11 +97,13 @@ func ptr(v float64) *float64 { return &v }
 
 // publishDiag publishes a window's diagnostic: its verdict and reasons,
 // the estimate r and encoder info when one was made, its amplitude amp
-// (nil: not measured) and its certificate v (when judged).
-func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, amp *wire.Amplitude, v ...window.Verdict) {
+// (nil: not measured), an ambient record's facts amb (nil for the other
+// modes) and its certificate v (when judged).
+func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, amp *wire.Amplitude,
+	amb *wire.Ambient, v ...window.Verdict) {
 	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
-		Frames: j.frames, Events: len(j.clips), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons, LoneEvent: j.single, Amplitude: amp}
+		Frames: j.frames, Events: j.events(), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
+		Reasons: reasons, LoneEvent: j.single, Amplitude: amp, Ambient: amb}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
 		// until the next one), and a pointer into the caller's outcome
@@ -138,11 +140,12 @@ func finitePtr(v float64) *float64 {
 }
 
 // publishEstimate publishes a certified window's estimate, with its
-// amplitude amp (nil: not measured), and any alert it raises or clears.
-func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, v window.Verdict) {
+// amplitude amp (nil: not measured) and an ambient record's facts amb
+// (nil for the other modes), and any alert it raises or clears.
+func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, amb *wire.Ambient, v window.Verdict) {
 	ph := r.Physics
 	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
-		Frames: j.frames, Events: len(j.clips), Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
+		Frames: j.frames, Events: j.events(), Ambient: amb, Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info, Amplitude: amp}
 	if err := c.bus.publish(ctx, &e); err != nil {

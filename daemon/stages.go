@@ -39,7 +39,9 @@ type outcome struct {
 	train   time.Duration
 	// amp is the window's displacement amplitude in source pixels (nil:
 	// not measured); the reporting stage adds the line's scale.
-	amp     *flow.Amplitude
+	amp *flow.Amplitude
+	// ambient is an ambient record's facts (nil for the other modes).
+	ambient *wire.Ambient
 	err     error // the window could not be estimated
 	skipped bool  // a newer window replaced this one before it was fitted
 }

@@ -50,6 +50,75 @@ type Estimate struct {
 	// Amplitude is how far the window's region moved and the smallest
 	// motion its video resolves; absent when it could not be measured.
 	Amplitude *Amplitude `json:"amplitude,omitempty"`
+	// Ambient is the record and the evidence of an ambient camera's
+	// estimate (config mode ambient), whose window is its record; absent
+	// for the other modes.
+	Ambient *Ambient `json:"ambient,omitempty"`
+}
+
+// Ambient is what an ambient estimate (package ambient) rests on: the
+// record its correlation function was summed over and the checks of that
+// function. NewAmbient makes one.
+type Ambient struct {
+	// Record is the record's length in seconds, Frames its frames: every
+	// pair of frames within the longest lag is a trigger of the
+	// correlation function (breaks in the stream count as frames here but
+	// pair with none).
+	Record float64 `json:"record_s"`
+	Frames int     `json:"frames"`
+	// Lags is how many lags of the correlation function were fitted, and
+	// LagSpan the longest in seconds.
+	Lags    int     `json:"lags"`
+	LagSpan float64 `json:"lag_span_s"`
+	// Groups is how many groups of the record the jackknife deleted in
+	// turn for the estimate's σ.
+	Groups int `json:"groups"`
+	// Kurtosis is the displacement's (3 for a response to broadband
+	// forcing, 1.5 for a sinusoid's).
+	Kurtosis float64 `json:"kurtosis"`
+	// Bend is ζ fitted over a longer span of lags less ζ over the fitted
+	// ones, BendSigma its σ: one mode's envelope does not bend, two close
+	// modes' does. Both 0 when it was not measured.
+	Bend      float64 `json:"bend"`
+	BendSigma float64 `json:"bend_sigma"`
+}
+
+// NewAmbient returns the ambient facts of an estimate, with the numbers a
+// message cannot carry (JSON has no NaN) made 0: a kurtosis that was not
+// measured, or a bend and its σ (both, so that a bend is never read
+// against a σ it does not have).
+func NewAmbient(record float64, frames, lags int, lagSpan float64, groups int, kurtosis, bend, bendSigma float64) *Ambient {
+	a := &Ambient{Record: record, Frames: frames, Lags: lags, LagSpan: lagSpan, Groups: groups, Kurtosis: kurtosis, Bend: bend, BendSigma: bendSigma}
+	if !finiteNonNegative(a.Record) {
+		a.Record = 0
+	}
+	if !finiteNonNegative(a.LagSpan) {
+		a.LagSpan = 0
+	}
+	if !finiteNonNegative(a.Kurtosis) {
+		a.Kurtosis = 0
+	}
+	if math.IsNaN(a.Bend) || math.IsInf(a.Bend, 0) || !finiteNonNegative(a.BendSigma) {
+		a.Bend, a.BendSigma = 0, 0
+	}
+	return a
+}
+
+// check tests the values the schema constrains.
+func (a *Ambient) check() error {
+	switch {
+	case !(a.Record > 0):
+		return fmt.Errorf("field ambient.record_s: is %g, want > 0", a.Record)
+	case a.Frames < 1:
+		return fmt.Errorf("field ambient.frames: is %d, want ≥ 1", a.Frames)
+	case a.Lags < 1:
+		return fmt.Errorf("field ambient.lags: is %d, want ≥ 1", a.Lags)
+	case a.Groups < 2:
+		return fmt.Errorf("field ambient.groups: is %d, want ≥ 2", a.Groups)
+	case a.LagSpan < 0, a.Kurtosis < 0, a.BendSigma < 0:
+		return fmt.Errorf("field ambient: lag_span_s %g, kurtosis %g, bend_sigma %g, want each ≥ 0", a.LagSpan, a.Kurtosis, a.BendSigma)
+	}
+	return nil
 }
 
 // Amplitude is a window's displacement amplitude and noise floor, in the
@@ -178,6 +247,10 @@ type Diagnostic struct {
 	// certified or not (a window refused for too little motion shows how
 	// little); absent when it was not measured.
 	Amplitude *Amplitude `json:"amplitude,omitempty"`
+	// Ambient is the record and the evidence of an ambient camera's
+	// window (its record), certified or not; absent for the other modes
+	// and when no estimate was made.
+	Ambient *Ambient `json:"ambient,omitempty"`
 	// LoneEvent marks the window of a lone event (the events mode's
 	// single trajectory, published as a diagnostic only). Not in the
 	// JSON: it only tells the message's id from a window's (ID).
@@ -339,7 +412,8 @@ func MsgID(node, camera, kind string, start, end time.Time) string {
 // field present, and the values a certified estimate has (a camera name,
 // frames and events ≥ 1, σ ≥ 0, a known regime, certified true, the window
 // not ending before it starts, an amplitude's numbers ≥ 0 and its
-// millimetres all there or none). An error names the field.
+// millimetres all there or none, an ambient record's counts). An error
+// names the field.
 func DecodeEstimate(data []byte) (*Estimate, error) {
 	var e Estimate
 	if err := json.Unmarshal(data, &e); err != nil {
@@ -389,6 +463,11 @@ func (e *Estimate) check() error {
 	}
 	if e.Amplitude != nil {
 		if err := e.Amplitude.check(); err != nil {
+			return err
+		}
+	}
+	if e.Ambient != nil {
+		if err := e.Ambient.check(); err != nil {
 			return err
 		}
 	}

@@ -151,7 +151,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		if !(af.calibrate > 0) || !(af.maxLag > 0) || math.IsInf(af.calibrate, 0) || math.IsInf(af.maxLag, 0) {
 			return 0, fmt.Errorf("estimate: %w: --calibrate %g and --max-lag %g: want positive seconds", errUsage, af.calibrate, af.maxLag)
 		}
-		return estimateAmbient(ctx, af, paths[0], roiSel, *fps, p.Size, *asJSON, stdout, log)
+		return estimateAmbient(ctx, af, paths[0], roiSel, *fps, p.Size, th, *asJSON, stdout, log)
 	}
 	camSel, err := parseCameraChoice(*refFlag)
 	if err != nil {

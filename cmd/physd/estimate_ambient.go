@@ -58,7 +58,10 @@ type ambientReport struct {
 // calibration's), each turned into a displacement by a frozen readout
 // (flow.Linear, calibrated on the first seconds' flow.Reading), and the
 // displacements' correlation is fitted and certified (package ambient).
-func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiChoice, fps float64, size int, asJSON bool,
+//
+// th's precision limits, when set, replace the ambient defaults
+// (ambient.DefaultMaxRelSigmaFn, ambient.DefaultMaxRelSigmaZeta).
+func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiChoice, fps float64, size int, th window.Thresholds, asJSON bool,
 	stdout io.Writer, log *slog.Logger) (int, error) {
 	start := time.Now()
 	pre, roiRep, err := chooseRegion(ctx, sel, []string{path}, roi.ScanOptions{To: af.calibrate, FPS: fps}, stream.Preprocess{Size: size}, log)
@@ -115,7 +118,7 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 	for _, z := range lat {
 		c.Push(z)
 	}
-	est, err := ambient.Identify(ctx, c, dt, ambient.Options{})
+	est, err := ambient.Identify(ctx, c, dt, ambient.Options{Thresholds: th})
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %s: %w", path, err)
 	}
