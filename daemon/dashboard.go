@@ -161,6 +161,9 @@ type dashDetail struct {
 	Levels       []dashLevel `json:"levels"`
 	PsiMin       num         `json:"psi_min"`
 	TrajResidual num         `json:"trajectory_residual"`
+	// Signature: the latent is an ambient record's correlation function
+	// R(τ) from τ = Dt on, not a window's latent over time.
+	Signature bool `json:"signature,omitempty"`
 }
 
 // dashEstimate is a camera's latest certified estimate, as a card shows it.
@@ -415,7 +418,7 @@ func dashDetailOf(d *wire.Diagnostic, r *estimator.Result) *dashDetail {
 	}
 	stride := max(1, (longest+dashMaxPoints-1)/dashMaxPoints)
 	det := &dashDetail{End: d.WindowEnd, Verdict: d.Verdict, Certified: d.Certified, Dt: num(r.Dt), Stride: stride,
-		PsiMin: num(math.NaN()), TrajResidual: num(math.NaN())}
+		PsiMin: num(math.NaN()), TrajResidual: num(math.NaN()), Signature: d.Ambient != nil}
 	for _, z := range clips {
 		det.Latents = append(det.Latents, decimate(z, stride))
 	}

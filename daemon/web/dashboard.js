@@ -645,6 +645,11 @@ function renderLatent(det) {
     empty(p, "no window estimated yet");
     return;
   }
+  // An ambient record's evidence is its correlation signature R(τ),
+  // from τ = Δt on: a free response of the same ODE.
+  $("h-latent").textContent = det.signature
+    ? "Last record: correlation signature R(τ) and the fitted free response"
+    : "Last window: latent z(t) and the fitted ODE solution";
   const dt = det.dt * det.stride;
   let tmax = 0;
   const all = [];
