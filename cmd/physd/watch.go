@@ -23,11 +23,16 @@ const estimateHeader = "CAMERA           WINDOW END (UTC)          γ0 ± σ    
 
 // estimateRow is one estimate as a row; a zone's camera column reads
 // "<camera>.<zone>", as its subject does. The amplitude comes last, as
-// long as it needs (amplitudeText).
+// long as it needs (amplitudeText), and an ambient estimate's record
+// after it.
 func estimateRow(e *wire.Estimate) string {
-	return fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %-11s %s", e.Key(), e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
+	row := fmt.Sprintf("%-16s %-25s %-21s %-21s %-16s %-18s %-11s %s", e.Key(), e.WindowEnd.UTC().Format("2006-01-02 15:04:05.000"),
 		fmt.Sprintf("%.5f ± %.5f", e.Gamma0, e.Gamma0Sigma), fmt.Sprintf("%.5f ± %.5f", e.Gamma1, e.Gamma1Sigma),
 		fmt.Sprintf("%.4f ± %.4f", e.Fn, e.FnSigma), fmt.Sprintf("%.4f ± %.4f", e.Zeta, e.ZetaSigma), e.Regime, amplitudeText(e.Amplitude))
+	if a := e.Ambient; a != nil {
+		row += fmt.Sprintf(", ambient record %.0f s (%d frames)", a.Record, a.Frames)
+	}
+	return row
 }
 
 // amplitudeText is an amplitude and its noise floor in a few words:
