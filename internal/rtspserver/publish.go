@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -42,14 +43,25 @@ func Publish(ctx context.Context, t testing.TB, url, file string) (stop func()) 
 // with ffmpeg's error and stderr when it exits before stop and before ctx
 // is done.
 func StartPublisher(ctx context.Context, url, file string, exited func(err error, stderr string)) (stop func(), err error) {
+	return StartPublisherAt(ctx, url, file, 1, exited)
+}
+
+// StartPublisherAt is StartPublisher at rate times the file's native
+// rate (ffmpeg -readrate), for a test that needs minutes of stream in
+// less: a camera that sends faster than real time, the presentation
+// times unchanged.
+func StartPublisherAt(ctx context.Context, url, file string, rate float64, exited func(err error, stderr string)) (stop func(), err error) {
 	bin, err := exec.LookPath("ffmpeg")
 	if err != nil {
 		return nil, fmt.Errorf("rtspserver: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, bin,
-		"-hide_banner", "-nostdin", "-loglevel", "error",
-		"-re", "-stream_loop", "-1", "-i", file,
-		"-c", "copy", "-f", "rtsp", "-rtsp_transport", "tcp", url)
+	pace := []string{"-re"}
+	if rate != 1 {
+		pace = []string{"-readrate", strconv.FormatFloat(rate, 'g', -1, 64)}
+	}
+	args := append([]string{"-hide_banner", "-nostdin", "-loglevel", "error"}, pace...)
+	args = append(args, "-stream_loop", "-1", "-i", file, "-c", "copy", "-f", "rtsp", "-rtsp_transport", "tcp", url)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 5 * time.Second
