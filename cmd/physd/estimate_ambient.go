@@ -68,45 +68,20 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
-	src, err := stream.NewFileSource(path, stream.FileSourceOptions{Preprocess: pre, FPS: fps})
+	rec, err := readRecord(ctx, path, pre, fps, af.calibrate)
+	var cal *calibrationError
+	if errors.As(err, &cal) && roiRep != nil && roiRep.Mode == roiAuto && !sel.strict {
+		// The region found to oscillate can be too small for the readout
+		// (a few pixels across a thin cable): read the whole frame.
+		log.Info("ambient readout: the automatic region cannot be read; using the whole frame", "why", err.Error())
+		pre = stream.Preprocess{Size: size}
+		roiRep = &roiReport{Mode: roiFull, Fallback: err.Error()}
+		rec, err = readRecord(ctx, path, pre, fps, af.calibrate)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
-	var (
-		calib []frame.Frame
-		lin   *flow.Linear
-		read  *flow.Reading
-		lat   []float64
-		dt    float64
-	)
-	emit := func(f frame.Frame) error {
-		if lin != nil {
-			lat = append(lat, lin.Read(f.Pix))
-			return nil
-		}
-		f.Pix = append([]float64(nil), f.Pix...)
-		calib = append(calib, f)
-		if (f.Time - calib[0].Time).Seconds() < af.calibrate {
-			return nil
-		}
-		n := len(calib)
-		dt = (calib[n-1].Time - calib[0].Time).Seconds() / float64(n-1)
-		clip := window.ClipOf(calib, dt)
-		if lin, read, err = flow.CalibrateAuto(clip); err != nil {
-			return fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, af.calibrate, err)
-		}
-		for _, c := range calib {
-			lat = append(lat, lin.Read(c.Pix))
-		}
-		calib = nil
-		return nil
-	}
-	if err := src.Run(ctx, emit); err != nil && !errors.Is(err, io.EOF) {
-		return 0, fmt.Errorf("estimate: %w", err)
-	}
-	if lin == nil {
-		return 0, fmt.Errorf("estimate: %s: %d frames, shorter than the readout's calibration (%.0f s; see --calibrate)", path, len(calib), af.calibrate)
-	}
+	lat, lin, read, dt := rec.lat, rec.lin, rec.read, rec.dt
 	lags := int(math.Round(af.maxLag / dt))
 	if 4*lags > len(lat) {
 		lags = len(lat) / 4
@@ -148,6 +123,62 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 		return exitNotCertified, nil
 	}
 	return exitOK, nil
+}
+
+// record is an ambient record as read: its latents, the frozen readout
+// and the reading it was calibrated on, and the frame step.
+type record struct {
+	lat  []float64
+	lin  *flow.Linear
+	read *flow.Reading
+	dt   float64
+}
+
+// calibrationError is a readout that could not be calibrated.
+type calibrationError struct{ err error }
+
+func (e *calibrationError) Error() string { return e.err.Error() }
+func (e *calibrationError) Unwrap() error { return e.err }
+
+// readRecord reads the video frame by frame through pre: the first
+// calibrate seconds are held and calibrate the frozen readout
+// (flow.CalibrateAuto), every frame after is read by it and dropped.
+func readRecord(ctx context.Context, path string, pre stream.Preprocess, fps, calibrate float64) (*record, error) {
+	src, err := stream.NewFileSource(path, stream.FileSourceOptions{Preprocess: pre, FPS: fps})
+	if err != nil {
+		return nil, err
+	}
+	var calib []frame.Frame
+	rec := &record{}
+	emit := func(f frame.Frame) error {
+		if rec.lin != nil {
+			rec.lat = append(rec.lat, rec.lin.Read(f.Pix))
+			return nil
+		}
+		f.Pix = append([]float64(nil), f.Pix...)
+		calib = append(calib, f)
+		if (f.Time - calib[0].Time).Seconds() < calibrate {
+			return nil
+		}
+		n := len(calib)
+		rec.dt = (calib[n-1].Time - calib[0].Time).Seconds() / float64(n-1)
+		var err error
+		if rec.lin, rec.read, err = flow.CalibrateAuto(window.ClipOf(calib, rec.dt)); err != nil {
+			return &calibrationError{fmt.Errorf("%s: the readout's calibration on the first %.0f s: %w", path, calibrate, err)}
+		}
+		for _, c := range calib {
+			rec.lat = append(rec.lat, rec.lin.Read(c.Pix))
+		}
+		calib = nil
+		return nil
+	}
+	if err := src.Run(ctx, emit); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if rec.lin == nil {
+		return nil, fmt.Errorf("%s: %d frames, shorter than the readout's calibration (%.0f s; see --calibrate)", path, len(calib), calibrate)
+	}
+	return rec, nil
 }
 
 // finite zeroes what JSON cannot carry: the NaN ζ of a fit with γ0 ≤ 0,
