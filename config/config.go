@@ -857,11 +857,12 @@ func DefaultCamera() Camera {
 	}
 }
 
-// DefaultAmbient returns the ambient mode's defaults: a 10-minute record
-// (σ(ζ) about 15 % of ζ for a 1 Hz mode at ζ = 2 %), lags up to 60 s and
-// a 20-second calibration.
+// DefaultAmbient returns the ambient mode's defaults: a 20-minute record
+// (long enough for the ambient precision limits, σ(f_n) ≤ 0.25 % and
+// σ(ζ) ≤ 15 %, from about ζ = 1 % at 1 Hz: a record's error falls as
+// 1/√(ζωT)), lags up to 60 s and a 20-second calibration.
 func DefaultAmbient() Ambient {
-	return Ambient{Record: 10 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	return Ambient{Record: 20 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 }
 
 // Camera returns the camera with the given name, or false.

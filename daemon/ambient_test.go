@@ -20,7 +20,7 @@ import (
 )
 
 // TestAmbientCameraFile runs a file camera in mode ambient through the
-// whole daemon: a 64×64 clip of one mode (1 Hz, ζ 2 %, 0.5 px rms)
+// whole daemon: a 64×64 clip of one mode (3 Hz, ζ 2 %, 0.5 px rms)
 // driven by white noise, H.264 at CRF 23, 8 minutes read as fast as they
 // decode, with lags to 20 s, a 20-second calibration and a 30-second
 // hop, under a 6-minute record and a 4-minute one. A record is offered
@@ -29,8 +29,8 @@ import (
 // reasons when refused and, when estimated, the ambient facts matching
 // the schema. Every certified estimate must decode against the schema,
 // carry the same facts and an amplitude, and lie within 3σ of the truth;
-// at 6 minutes one at least must certify (σ(ζ) is about 15 % of ζ there;
-// at 4 minutes about 21 %, just beyond the 20 % limit, so none need).
+// at 6 minutes (ζωT ≈ 140) one at least must certify; at 4 minutes
+// (ζωT ≈ 90, σ(ζ) near the 15 % limit) none need.
 func TestAmbientCameraFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders and reads an 8-minute clip")
@@ -38,7 +38,7 @@ func TestAmbientCameraFile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const duration = 480.0
-	mode := sim.Mode{Fn: 1, Zeta: 0.02, AmplitudePx: 0.5}
+	mode := sim.Mode{Fn: 3, Zeta: 0.02, AmplitudePx: 0.5}
 	clip := filepath.Join(t.TempDir(), "ambient.mp4")
 	t0 := time.Now()
 	if _, err := sim.WriteStructureVideo(ctx, clip, sim.Structure{W: 64, H: 64, Duration: duration, Seed: 2, Excitation: sim.ExcitationAmbient,

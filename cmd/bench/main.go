@@ -5,8 +5,10 @@
 // window, and the daemon's CPU and memory on real-camera streams (RTSP
 // and file cameras, one camera with zones against several cameras),
 // each row beside the CPU of decoding the same stream alone and its
-// ratio to it. Figures are medians over repeated runs; compare them as
-// ratios measured in the same run, since the machines are shared.
+// ratio to it, and one ambient camera (mode: ambient) on a 640×480
+// stream beside the same reference. Figures are medians over repeated
+// runs; compare them as ratios measured in the same run, since the
+// machines are shared.
 package main
 
 import (
@@ -40,6 +42,12 @@ func main() {
 	// windows one cold start more or less moved the figure by 0.3 point.
 	realFor := flag.Duration("real", 60*time.Second, "steady-state measurement of the daemon on real-camera RTSP streams per scene and camera count (0: skip)")
 	realOnly := flag.Bool("real-only", false, "measure only the daemon on real-camera streams")
+	ambientFor := flag.Duration("ambient", 90*time.Second, "measurement of the daemon with one ambient camera (mode: ambient, 640×480 at 30 fps over loopback RTSP) per row of -ambient-rows (0: skip)")
+	ambientOnly := flag.Bool("ambient-only", false, "measure only the daemon with an ambient camera")
+	var ao ambientOptions
+	flag.StringVar(&ao.rows, "ambient-rows", "10m/60s,30m/60s,2m/20s", "with -ambient: the rows' record/max_lag, comma-separated; a record up to 5m is measured once full (identifying every hop), a longer one before it fills (the frame path)")
+	flag.StringVar(&ao.cache, "ambient-clip-dir", "out/bench", "with -ambient: where the rendered ambient clip is kept (rendered once)")
+	flag.StringVar(&ao.profile, "ambient-cpuprofile", "", "with -ambient: write each daemon run's CPU and heap profiles into this directory (physd run --cpuprofile, --memprofile)")
 	longOnly := flag.Bool("long-only", false, "measure only the long windows of the real-footage dev set (whole physd estimate processes)")
 	var ro realOptions
 	flag.StringVar(&ro.old, "real-old", "", "with -real: also measure this older physd binary, each run right before the new one's (same conditions, interleaved)")
@@ -76,6 +84,13 @@ func main() {
 		}
 		return
 	}
+	if *ambientOnly {
+		if err := benchAmbient(context.Background(), *physd, *ambientFor, ao); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *realOnly {
 		if err := benchReal(context.Background(), *physd, *realvid, *realFor, ro); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -88,6 +103,10 @@ func main() {
 		os.Exit(1)
 	}
 	if err := benchReal(context.Background(), *physd, *realvid, *realFor, ro); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	if err := benchAmbient(context.Background(), *physd, *ambientFor, ao); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -436,6 +437,9 @@ type realCamera struct {
 	name, source string
 	roi          string     // YAML flow; "" with zones
 	zones        []realZone // none: one line, the camera's
+	// more are more of the camera's keys, YAML lines indented as its own
+	// (mode, ambient, window; "": none).
+	more string
 }
 
 // realZone is one zone of a realCamera.
@@ -455,6 +459,7 @@ func camerasYAML(cams []realCamera) string {
 				fmt.Fprintf(&b, "      - {name: %s, roi: %s}\n", z.name, z.roi)
 			}
 		}
+		b.WriteString(c.more)
 	}
 	return b.String()
 }
@@ -471,67 +476,35 @@ func realConfig(httpPort, natsPort int, cams []realCamera) string {
 // is one, a camera with zones one a zone), in real time, for dur after a
 // warm-up.
 func runRealDaemon(ctx context.Context, physd string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
-	dir, err := os.MkdirTemp("", "physd-bench-real")
+	d, err := startRealDaemon(ctx, physd, func(httpPort, natsPort int) string { return realConfig(httpPort, natsPort, cams) }, profile)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	httpPort, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	cfg := realConfig(httpPort, port, cams)
-	path := filepath.Join(dir, "physd.yaml")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		return nil, err
-	}
-	args := []string{"run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state")}
-	if profile != "" {
-		args = append(args, "--cpuprofile", profile, "--memprofile", strings.TrimSuffix(profile, ".pprof")+".heap.pprof")
-	}
-	cmd := exec.CommandContext(ctx, physd, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	nc, err := connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), filepath.Join(dir, "state"), &stderr)
-	if err != nil {
-		return nil, err
-	}
-	defer nc.Close()
+	defer d.stop()
 	r := &realRun{daemonRun: daemonRun{cameras: lines}}
-	var wc windowCounter
-	if err := wc.subscribe(nc); err != nil {
-		return nil, err
-	}
-	metrics := fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort)
 	// Warm-up: the streams start, the first windows fill and start
 	// cold. It counts from the first frame: an RTSP camera's comes at
 	// the clip's second key frame, 8 s after a file camera's.
-	if err := firstFrame(ctx, metrics, 30*time.Second); err != nil {
+	if err := firstFrame(ctx, d.metrics, 30*time.Second); err != nil {
 		return nil, err
 	}
 	time.Sleep(realWarmup)
-	m0, err := physdtest.Scrape(ctx, metrics)
+	m0, err := physdtest.Scrape(ctx, d.metrics)
 	if err != nil {
 		return nil, err
 	}
-	if r.cpu, r.wall, err = wc.measure(cmd.Process.Pid, dur); err != nil {
+	pid := d.cmd.Process.Pid
+	if r.cpu, r.wall, err = d.wc.measure(pid, dur); err != nil {
 		return nil, err
 	}
-	m1, err := physdtest.Scrape(ctx, metrics)
+	m1, err := physdtest.Scrape(ctx, d.metrics)
 	if err != nil {
 		return nil, err
 	}
-	if r.rssMiB, err = procHWM(cmd.Process.Pid); err != nil {
+	if r.rssMiB, err = procHWM(pid); err != nil {
 		return nil, err
 	}
+	wc := d.wc
 	r.windows, r.certified, r.skipped, r.estimates = wc.windows.Load(), wc.certified.Load(), wc.skipped.Load(), wc.estimates.Load()
 	r.g1, r.g0 = wc.certifiedGammas()
 	r.stage = map[string]float64{}
@@ -543,17 +516,103 @@ func runRealDaemon(ctx context.Context, physd string, cams []realCamera, lines i
 	r.coldHeld = m1.Sum("physd_cold_starts_held_total") - m0.Sum("physd_cold_starts_held_total")
 	r.untrained = m1.Sum("physd_windows_untrained_total") - m0.Sum("physd_windows_untrained_total")
 	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+	return r, nil
+}
+
+// realDaemon is a running 'physd run' of a real-stream run: the process,
+// its NATS subscriber counting the windows, and its /metrics.
+type realDaemon struct {
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer // the process's stderr (its log)
+	nc      *nats.Conn
+	wc      *windowCounter
+	metrics string // the /metrics URL
+	dir     string // the configuration and the state directory
+	profile string // the CPU profile's file ("": none)
+}
+
+// startRealDaemon starts physd on the configuration config writes for
+// its HTTP and embedded NATS ports (on the loopback), in a temporary
+// directory, with CPU and heap profiles when profile is set, and
+// subscribes to its diagnostics and estimates (not yet counting).
+func startRealDaemon(ctx context.Context, physd string, config func(httpPort, natsPort int) string, profile string) (*realDaemon, error) {
+	dir, err := os.MkdirTemp("", "physd-bench-real")
+	if err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	httpPort, err := freePort()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	path := filepath.Join(dir, "physd.yaml")
+	if err := os.WriteFile(path, []byte(config(httpPort, port)), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	args := []string{"run", "--quiet", "--config", path, "--state-dir", filepath.Join(dir, "state")}
 	if profile != "" {
-		// The profile is written on the way out.
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
+		args = append(args, "--cpuprofile", profile, "--memprofile", strings.TrimSuffix(profile, ".pprof")+".heap.pprof")
+	}
+	d := &realDaemon{cmd: exec.CommandContext(ctx, physd, args...), stderr: &lockedBuffer{}, wc: &windowCounter{},
+		metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", httpPort), dir: dir, profile: profile}
+	d.cmd.Stderr = d.stderr
+	if err := d.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if d.nc, err = connectNATS(fmt.Sprintf("nats://127.0.0.1:%d", port), filepath.Join(dir, "state"), d.stderr); err == nil {
+		err = d.wc.subscribe(d.nc)
+	}
+	if err != nil {
+		d.stop()
+		return nil, err
+	}
+	return d, nil
+}
+
+// stop asks physd to stop (SIGTERM) and, with a profile, waits up to 15 s
+// for it to be written on the way out; then kills it, waits for it and
+// removes its directory.
+func (d *realDaemon) stop() {
+	done := make(chan struct{})
+	go func() { _ = d.cmd.Wait(); close(done) }()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	if d.profile != "" {
 		select {
 		case <-done:
 		case <-time.After(15 * time.Second):
 		}
 	}
-	return r, nil
+	if d.nc != nil {
+		d.nc.Close()
+	}
+	_ = d.cmd.Process.Kill()
+	<-done
+	os.RemoveAll(d.dir)
+}
+
+// lockedBuffer is a process's output, safe to read while it is written.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // realWarmup is how long a real-stream run goes from its first frame to
@@ -575,7 +634,7 @@ func firstFrame(ctx context.Context, metrics string, timeout time.Duration) erro
 
 // connectNATS waits for the daemon's embedded server and connects as its
 // subscriber, with the seed physd creates in stateDir.
-func connectNATS(url, stateDir string, stderr *bytes.Buffer) (*nats.Conn, error) {
+func connectNATS(url, stateDir string, stderr fmt.Stringer) (*nats.Conn, error) {
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		seed, err := nats.NkeyOptionFromSeed(daemon.SubscriberSeed(stateDir))
 		if err == nil {
