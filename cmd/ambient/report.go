@@ -23,8 +23,8 @@ func report(w io.Writer, cfg config, rows []row, took time.Duration) {
 	}
 	fmt.Fprintf(w, ".\n\n")
 	fmt.Fprintf(w, "Each clip is an ambient record of a dark block hanging over a band-limited texture (`sim.Structure`, 64×64 unless the cell says otherwise, 30 fps, 1 %% pixel noise): every mode is driven by its own stationary Gaussian white noise (`sim.ExcitationAmbient`; its amplitude is its RMS displacement in px), plus the cell's harmonic forcing (a steady response of that amplitude) or coloured noise (first-order low-pass, `sim.ColouredNoise`) if it has one. `sim.WriteStructureVideo` streams it into libx264 at CRF 23 (default keyframes) in a temporary directory, removed after the estimate, and it is estimated by `physd estimate --ambient --json FILE` with no other flag. The clip depends only on the cell and the seed, which is the structure's seed: cells share their seeds' textures, pixel noise and white-noise paths. **In the bar**: |γ0 − γ0*| ≤ 1 %% of γ0* and |ζ − ζ*| ≤ 30 %% of ζ*, the cell's single mode the truth. **False**: certified outside the bar; in the cells with no single mode to find (harmonic forcing, coloured noise, two modes within their half-power bandwidths) every certificate is false. **Within 2σ**: |f_n − f*| ≤ 2σ(f_n) and |ζ − ζ*| ≤ 2σ(ζ), of the seeds with an estimate and of the certified ones. Errors are medians of |γ0 − γ0*|/γ0* and the rms of (ζ − ζ*)/ζ* over the seeds with an estimate; the wall time is physd estimate's alone; the refusal is the reason most refused estimates give (numbers aside), its first 80 characters.\n\n")
-	fmt.Fprintf(w, "| cell | excitation | target | met | seeds | certified | certified in the bar | false | within 2σ (estimates) | within 2σ (certified) | median \\|γ0 error\\| %% | rms ζ error %% | median wall s | most common refusal |\n")
-	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "| cell | excitation | target | met | seeds | in the bar (estimates) | certified | certified in the bar | false | within 2σ (estimates) | within 2σ (certified) | median \\|γ0 error\\| %% | rms ζ error %% | median wall s | most common refusal |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var totalFalse, n, certN, heldFalse, errs int
 	for _, r := range rows {
 		s := summarize(r)
@@ -44,8 +44,8 @@ func report(w io.Writer, cfg config, rows []row, took time.Duration) {
 		if s.refusal != "" {
 			refusal = fmt.Sprintf("%s (%d)", md(s.refusal), s.refusalN)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.c.name, r.c.excitation(), r.c.target, s.met(r.c.target),
-			s.seeds, s.certified, s.certBar, s.falses, within, withinCert, pct(s.medG0Err, "%.3g"), pct(s.rmsZetaErr, "%.3g"), seconds(s.medWall), refusal)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.c.name, r.c.excitation(), r.c.target, s.met(r.c.target),
+			s.seeds, s.inBar, s.certified, s.certBar, s.falses, within, withinCert, pct(s.medG0Err, "%.3g"), pct(s.rmsZetaErr, "%.3g"), seconds(s.medWall), refusal)
 	}
 	fmt.Fprintf(w, "\n**False certificates: %d of %d estimates** (%d certified", totalFalse, n, certN)
 	if heldFalse > 0 {
@@ -91,6 +91,7 @@ func report(w io.Writer, cfg config, rows []row, took time.Duration) {
 // stats are a cell's counts.
 type stats struct {
 	seeds, estimated, certified, certBar, falses int
+	inBar                                        int // estimates in the bar, certified or not
 	within, withinCert                           int
 	medG0Err, rmsZetaErr                         float64 // fractions; NaN without a truth or an estimate
 	medWall                                      time.Duration
@@ -117,6 +118,9 @@ func summarize(r row) stats {
 			continue
 		}
 		s.estimated++
+		if o.inBar {
+			s.inBar++
+		}
 		if o.est.Certified {
 			s.certified++
 			if o.inBar && !o.falseCert {
@@ -173,7 +177,7 @@ func (s stats) met(t target) string {
 	yes := map[bool]string{true: "yes", false: "**no**"}
 	switch t {
 	case targetBar:
-		return yes[10*s.certBar >= 9*s.seeds && 10*s.within >= 9*s.seeds]
+		return yes[10*s.inBar >= 9*s.seeds && 10*s.within >= 9*s.seeds && s.falses == 0]
 	case targetResolved:
 		return yes[s.falses == 0 && s.estimated == s.seeds]
 	case targetNone:
