@@ -857,12 +857,14 @@ func DefaultCamera() Camera {
 	}
 }
 
-// DefaultAmbient returns the ambient mode's defaults: a 20-minute record
-// (long enough for the ambient precision limits, σ(f_n) ≤ 0.25 % and
-// σ(ζ) ≤ 15 %, from about ζ = 1 % at 1 Hz: a record's error falls as
-// 1/√(ζωT)), lags up to 60 s and a 20-second calibration.
+// DefaultAmbient returns the ambient mode's defaults: a 45-minute record
+// (long enough for the ambient precision limits, σ(f_n) ≤ 1/6 % and
+// σ(ζ) ≤ 10 %, from about ζ = 1 % at 1 Hz: a record's error falls as
+// 1/√(ζωT), and 30 minutes of such a mode gave σ(ζ) ≈ 11–13 % of ζ),
+// lags up to 60 s and a 20-second calibration. A longer record costs
+// no memory: the sums are lags × segments.
 func DefaultAmbient() Ambient {
-	return Ambient{Record: 20 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	return Ambient{Record: 45 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 }
 
 // Camera returns the camera with the given name, or false.

@@ -508,11 +508,11 @@ func TestEmbeddedAccess(t *testing.T) {
 }
 
 // TestAmbientDefaults: every camera starts from the ambient defaults
-// (20m record, 60s lags, 20s calibration); a camera in mode ambient takes
+// (45m record, 60s lags, 20s calibration); a camera in mode ambient takes
 // its section, its zones inherit the mode and the section, and its window
 // is its record, so that its hop may exceed the sliding windows' length.
 func TestAmbientDefaults(t *testing.T) {
-	want := Ambient{Record: 20 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	want := Ambient{Record: 45 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 	if a := DefaultCamera().Ambient; a != want {
 		t.Errorf("default ambient %+v, want %+v", a, want)
 	}
@@ -540,7 +540,7 @@ func TestAmbientDefaults(t *testing.T) {
 	if zc.Mode != ModeAmbient || zc.Ambient != want {
 		t.Errorf("zone runs as mode %q ambient %+v, want its camera's", zc.Mode, zc.Ambient)
 	}
-	if w := zc.EffectiveWindow(cfg.Windows); w.Length != 20*time.Minute || w.Hop != time.Minute {
+	if w := zc.EffectiveWindow(cfg.Windows); w.Length != want.Record || w.Hop != time.Minute {
 		t.Errorf("ambient zone's window %+v, want the record and its own hop", w)
 	}
 	if w := DefaultCamera().EffectiveWindow(Default().Windows); w != Default().Windows {

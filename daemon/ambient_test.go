@@ -21,23 +21,24 @@ import (
 
 // TestAmbientCameraFile runs a file camera in mode ambient through the
 // whole daemon: a 64×64 clip of one mode (3 Hz, ζ 2 %, 0.5 px rms)
-// driven by white noise, H.264 at CRF 23, 8 minutes read as fast as they
+// driven by white noise, H.264 at CRF 23, 20 minutes read as fast as they
 // decode, with lags to 20 s, a 20-second calibration and a 30-second
-// hop, under a 6-minute record and a 4-minute one. A record is offered
+// hop, under a 16-minute record and a 4-minute one. A record is offered
 // once it is full and then every hop to the end of the file: each must
 // come as a diagnostic of one record spanning its length, with its
 // reasons when refused and, when estimated, the ambient facts matching
 // the schema. Every certified estimate must decode against the schema,
 // carry the same facts and an amplitude, and lie within 3σ of the truth;
-// at 6 minutes (ζωT ≈ 140) one at least must certify; at 4 minutes
-// (ζωT ≈ 90, σ(ζ) near the 15 % limit) none need.
+// at 16 minutes (ζωT ≈ 360: σ(f_n) ≈ 0.14 % of f_n and σ(ζ) ≈ 7 % of ζ
+// against the limits' 1/6 % and 10 %) one at least must certify; at 4
+// minutes (ζωT ≈ 90, σ(f_n) ≈ 0.2–0.3 %) none need.
 func TestAmbientCameraFile(t *testing.T) {
 	if testing.Short() {
-		t.Skip("renders and reads an 8-minute clip")
+		t.Skip("renders and reads a 20-minute clip")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	const duration = 480.0
+	const duration = 1200.0
 	mode := sim.Mode{Fn: 3, Zeta: 0.02, AmplitudePx: 0.5}
 	clip := filepath.Join(t.TempDir(), "ambient.mp4")
 	t0 := time.Now()
@@ -49,7 +50,7 @@ func TestAmbientCameraFile(t *testing.T) {
 	for _, tc := range []struct {
 		record      time.Duration
 		mustCertify bool
-	}{{6 * time.Minute, true}, {4 * time.Minute, false}} {
+	}{{16 * time.Minute, true}, {4 * time.Minute, false}} {
 		t.Run(tc.record.String(), func(t *testing.T) {
 			runAmbientFile(ctx, t, clip, duration, mode, tc.record, tc.mustCertify)
 		})

@@ -44,8 +44,8 @@ func estimateAmbientJSON(t *testing.T, path string) (ambientReport, int) {
 
 // A sub-pixel mode driven by white noise, read frame by frame through a
 // real codec, is certified within its σ of the truth: 2 Hz at ζ = 2 %
-// over 15 min (ζωT ≈ 230), where the ambient limits (σ(f_n) ≤ 0.25 %,
-// σ(ζ) ≤ 15 %) are met.
+// over 15 min (ζωT ≈ 230), where the ambient limits (σ(f_n) ≤ 1/6 %,
+// σ(ζ) ≤ 10 %) are met.
 func TestEstimateAmbientSubpixelMode(t *testing.T) {
 	m := sim.Mode{Fn: 2, Zeta: 0.02, AmplitudePx: 0.5}
 	rep, code := estimateAmbientJSON(t, ambientClip(t, sim.Structure{Seed: 2, Excitation: sim.ExcitationAmbient, Modes: []sim.Mode{m}}, 900))
