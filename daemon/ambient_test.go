@@ -70,6 +70,13 @@ func runAmbientFile(ctx context.Context, t *testing.T, clip string, duration flo
 	cam.Window = config.WindowOverride{Hop: hop}
 	cfg := testConfig()
 	cfg.Cameras = []config.Camera{cam}
+	if mustCertify {
+		// Alerts take an ambient estimate as any certified one: a baseline
+		// of two records, then a drift of f_n beyond 0.01 % (one that
+		// overlapping records of one steady mode still show: their f_n
+		// wander by 0.01–0.05 %) in two in a row raises one.
+		cfg.Alerts = config.Alerts{BaselineWindows: 2, FnDrift: 1e-4, Consecutive: 2}
+	}
 	t0 := time.Now()
 	r := start(t, cfg, t.TempDir()) // stopped at the subtest's cleanup
 	c := collect(t, r.d)
@@ -131,6 +138,23 @@ func runAmbientFile(ctx context.Context, t *testing.T, clip string, duration flo
 	}
 	if mustCertify && len(ests) == 0 {
 		t.Errorf("no record certified")
+	}
+	if !mustCertify {
+		return
+	}
+	raised := 0
+	for _, m := range c.kind(wire.KindAlert) {
+		var a wire.Alert
+		if err := json.Unmarshal(m.Data, &a); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("alert %s: %q", a.State, a.Reasons)
+		if a.State == wire.AlertRaised && a.Camera == cam.Name && len(a.Reasons) > 0 {
+			raised++
+		}
+	}
+	if len(ests) >= 4 && raised == 0 {
+		t.Errorf("%d certified ambient estimates raised no alert at a 0.01 %% drift limit", len(ests))
 	}
 }
 
