@@ -857,14 +857,15 @@ func DefaultCamera() Camera {
 	}
 }
 
-// DefaultAmbient returns the ambient mode's defaults: a 45-minute record
+// DefaultAmbient returns the ambient mode's defaults: a 60-minute record
 // (long enough for the ambient precision limits, σ(f_n) ≤ 1/6 % and
 // σ(ζ) ≤ 10 %, from about ζ = 1 % at 1 Hz: a record's error falls as
-// 1/√(ζωT), and 30 minutes of such a mode gave σ(ζ) ≈ 11–13 % of ζ),
+// 1/√(ζωT), and 20 records of such a mode would have reached both
+// limits in 30–75 min, median 43; make ambient, 2026-12-01),
 // lags up to 60 s and a 20-second calibration. A longer record costs
 // no memory: the sums are lags × segments.
 func DefaultAmbient() Ambient {
-	return Ambient{Record: 45 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	return Ambient{Record: 60 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 }
 
 // Camera returns the camera with the given name, or false.

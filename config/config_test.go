@@ -508,11 +508,11 @@ func TestEmbeddedAccess(t *testing.T) {
 }
 
 // TestAmbientDefaults: every camera starts from the ambient defaults
-// (45m record, 60s lags, 20s calibration); a camera in mode ambient takes
+// (60m record, 60s lags, 20s calibration); a camera in mode ambient takes
 // its section, its zones inherit the mode and the section, and its window
 // is its record, so that its hop may exceed the sliding windows' length.
 func TestAmbientDefaults(t *testing.T) {
-	want := Ambient{Record: 45 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
+	want := Ambient{Record: 60 * time.Minute, MaxLag: time.Minute, Calibrate: 20 * time.Second}
 	if a := DefaultCamera().Ambient; a != want {
 		t.Errorf("default ambient %+v, want %+v", a, want)
 	}
