@@ -35,7 +35,7 @@ func record(t *testing.T, s sim.Structure, dur, noisePx float64) (*Correlation, 
 	return c, 1 / s.FPS
 }
 
-// A white-noise-driven mode over the daemon's default record (20 min) is
+// A white-noise-driven mode over 20 min (ζωT ≈ 300) is
 // certified on most seeds, and what is certified is within its σ of the
 // truth.
 func TestIdentifyWhiteNoiseMode(t *testing.T) {
