@@ -122,6 +122,12 @@ type Result struct {
 	// KeysGuessed reports that some clip's Keys were guessed from the
 	// pictures (Clip.KeysGuessed).
 	KeysGuessed bool `json:"-"`
+	// Noise is the rms noise of one latent sample in the latents' units,
+	// measured by the readout from its pixels and not from the fit (the
+	// small-motion readout's: flow.Reading.Noise); 0 when unknown (the
+	// encoder's, a tracked object's). The certificate's test of fit
+	// judges the residual beyond it (window.Verdict.TrajectoryMisfit).
+	Noise float64 `json:"-"`
 }
 
 // ReadoutEncoder is Result.Readout for Fit's latents: the learned

@@ -118,7 +118,14 @@ type Verdict struct {
 	// TrajectoryResidual is the latent's RMS distance from the fitted ODE
 	// solution over its RMS (NaN without an output-error fit).
 	TrajectoryResidual float64 `json:"trajectory_residual"`
-	Revisit            Revisit `json:"revisit"`
+	// TrajectoryMisfit is TrajectoryResidual less the latent's noise (see
+	// misfit), for a readout that measures its own noise
+	// (estimator.Result.Noise; NaN for others); TrajectoryResidualLag1 is
+	// the lag-one autocorrelation of that residual (NaN without an
+	// output-error fit).
+	TrajectoryMisfit       float64 `json:"trajectory_misfit"`
+	TrajectoryResidualLag1 float64 `json:"trajectory_residual_lag1"`
+	Revisit                Revisit `json:"revisit"`
 	// Impulse is the test for a velocity jump inside the window.
 	Impulse Impulse `json:"impulse"`
 	// WindowNeeded, for an underdamped window refused for coverage, is
@@ -171,9 +178,11 @@ func Certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict) 
 	v.Conditioning = Condition(r.Latents, r.Dt, centres, v.Coverage)
 	v.RelResidual = r.Stencil.RelResidual()
 	v.ResidualLag1 = lag1(r.Stencil.Resid)
-	v.TrajectoryResidual = math.NaN()
+	v.TrajectoryResidual, v.TrajectoryMisfit, v.TrajectoryResidualLag1 = math.NaN(), math.NaN(), math.NaN()
 	if r.Trajectory != nil {
 		v.TrajectoryResidual = r.Trajectory.RelResidual()
+		v.TrajectoryResidualLag1 = lag1(r.Trajectory.Resid)
+		v.TrajectoryMisfit = misfit(r.Trajectory, r.Noise)
 	}
 	v.Revisit = RevisitOf(tr, r.Frames, v.Coverage, 24)
 
@@ -220,8 +229,12 @@ func Certify(r *estimator.Result, th Thresholds, cam *motion.Track) (v Verdict) 
 	fit := ""
 	switch {
 	case r.Trajectory != nil:
-		if !(v.TrajectoryResidual <= th.MaxTrajectoryResidual) {
+		noiseFit := v.TrajectoryMisfit <= th.MaxTrajectoryResidual && v.TrajectoryResidualLag1 <= maxNoiseLag1
+		if !(v.TrajectoryResidual <= th.MaxTrajectoryResidual) && !noiseFit {
 			fit = fmt.Sprintf("poor fit: the latent is %.3g of its size from the fitted ODE solution (> %.3g)", v.TrajectoryResidual, th.MaxTrajectoryResidual)
+			if !math.IsNaN(v.TrajectoryMisfit) {
+				fit += fmt.Sprintf(", %.3g beyond its measured noise, the residual's lag-one autocorrelation %.2f (limit %g)", v.TrajectoryMisfit, v.TrajectoryResidualLag1, maxNoiseLag1)
+			}
 		}
 	case !(v.RelResidual <= th.MaxRelResidual):
 		fit = fmt.Sprintf("poor fit: residual %.3g of the signal > %.3g", v.RelResidual, th.MaxRelResidual)
@@ -317,6 +330,59 @@ func windowAdvice(r *estimator.Result, tr Trace, levels int) (float64, string) {
 }
 
 // lag1 is the lag-one autocorrelation of the residuals, pooled over clips.
+// maxNoiseLag1 is the largest lag-one autocorrelation of an output-error
+// residual that is read as the latent's measurement noise: a reading's
+// noise is nearly independent from frame to frame (a codec's P-frames
+// carry some of it over), while a model the latent does not follow — the
+// wrong frequency, a drift, a second mode — leaves a residual smooth over
+// many frames.
+const maxNoiseLag1 = 0.5
+
+// misfit is the part of an output-error fit's residual that the latent's
+// noise does not explain, relative to the part of the latent it does not
+// explain either,
+//
+//	m = √( max(RSS − N σ², 0) / max(Signal − N σ², 0) ),
+//
+// N the samples fitted: the noise adds N σ² to both the residual's and
+// the latent's sum of squares, so m is the test of fit on the motion
+// itself, and a faint motion read through noise has a residual the size
+// of the noise and no misfit. σ is the larger of the readout's own
+// measure (measured, 0: unknown, and then m is NaN) and the residual's
+// rough part, read from its second differences as if white,
+//
+//	σ²_rough = Σ (Δ²e)² / (6 (N − 2)):
+//
+// a model the latent does not follow leaves a residual smooth over many
+// frames, whose second differences are small, so only what varies from
+// frame to frame is credited to noise. A codec's noise is correlated over
+// a frame or two, which lowers σ_rough: the test errs towards refusing.
+func misfit(t *estimator.TrajectoryFit, measured float64) float64 {
+	if !(measured > 0) || math.IsInf(measured, 0) {
+		return math.NaN()
+	}
+	var n, m int
+	var rough float64
+	for _, e := range t.Resid {
+		n += len(e)
+		for i := 2; i < len(e); i++ {
+			d := e[i] - 2*e[i-1] + e[i-2]
+			rough += d * d
+			m++
+		}
+	}
+	s2 := measured * measured
+	if m > 0 {
+		s2 = max(s2, rough/(6*float64(m)))
+	}
+	noise := float64(n) * s2
+	sig := t.Signal - noise
+	if !(sig > 0) {
+		return math.Inf(1)
+	}
+	return math.Sqrt(max(t.RSS-noise, 0) / sig)
+}
+
 func lag1(res [][]float64) float64 {
 	var num, den float64
 	for _, r := range res {
