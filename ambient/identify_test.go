@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,5 +220,47 @@ func TestCloneSharesNothing(t *testing.T) {
 		if got[tau] != want[tau] {
 			t.Fatalf("the clone's R(%d) moved with the original: %g, want %g", tau, got[tau], want[tau])
 		}
+	}
+}
+
+// ResolvesHz says what the bend test can tell: about half of the pairs
+// of equal modes that far apart (at the same frequency, damping and
+// record) are refused, pairs twice as far apart nearly all are, and pairs
+// a third as far apart mostly are not (the bend grows like the square of
+// the spacing).
+func TestResolvesHzIsWhatTheBendRefuses(t *testing.T) {
+	const fn, zeta, dur = 2.0, 0.02, 600.0
+	one := identifyAll(t, 4, sim.Structure{Excitation: sim.ExcitationAmbient, Modes: []sim.Mode{{Fn: fn, Zeta: zeta, AmplitudePx: 1}}}, dur)
+	var res []float64
+	for _, e := range one {
+		t.Logf("one: bend %.4f ± %.4f ζ %.4f lags %d", e.Bend, e.BendSigma, e.Result.Zeta, e.Lags)
+		if !(e.ResolvesHz > 0) {
+			t.Fatalf("one mode: resolves %v Hz, want > 0 (bend %.4f ± %.4f)", e.ResolvesHz, e.Bend, e.BendSigma)
+		}
+		res = append(res, e.ResolvesHz)
+	}
+	slices.Sort(res)
+	delta := (res[1] + res[2]) / 2
+	t.Logf("one mode at %g Hz, ζ %g, %g s: resolves %.3g Hz (seeds: %.3g)", fn, zeta, dur, delta, res)
+	refusedAt := func(spacing float64) int {
+		a := 1 / math.Sqrt2
+		s := sim.Structure{Excitation: sim.ExcitationAmbient, Modes: []sim.Mode{{Fn: fn - spacing/2, Zeta: zeta, AmplitudePx: a}, {Fn: fn + spacing/2, Zeta: zeta, AmplitudePx: a}}}
+		n := 0
+		for i, e := range identifyAll(t, 8, s, dur) {
+			t.Logf("pair %.3g Hz apart, seed %d: bend %.2fσ (%.4f ± %.4f) ζ %.4f", spacing, i+1, e.Bend/e.BendSigma, e.Bend, e.BendSigma, e.Result.Zeta)
+			if failed(e.Verdict, window.CheckSignatureFit) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := refusedAt(2 * delta); n < 6 {
+		t.Errorf("pairs %.3g Hz apart (twice): the bend refused %d of 8, want ≥ 6", 2*delta, n)
+	}
+	if n := refusedAt(delta); n < 2 || n > 7 {
+		t.Errorf("pairs %.3g Hz apart: the bend refused %d of 8, want about half (2–7)", delta, n)
+	}
+	if n := refusedAt(delta / 3); n > 2 {
+		t.Errorf("pairs %.3g Hz apart (a third): the bend refused %d of 8, want ≤ 2", delta/3, n)
 	}
 }

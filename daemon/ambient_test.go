@@ -227,6 +227,10 @@ func TestAmbientSchemaMessages(t *testing.T) {
 	if a.Bend != 0 || a.BendSigma != 0 {
 		t.Errorf("a NaN bend gave bend %v ± %v, want both 0", a.Bend, a.BendSigma)
 	}
+	if a.WithResolves(math.NaN()).ResolvesHz != 0 || a.WithResolves(-1).ResolvesHz != 0 {
+		t.Errorf("a NaN or negative resolution gave resolves_hz %v, want 0 (absent)", a.ResolvesHz)
+	}
+	a.WithResolves(0.067)
 	now := time.Now().UTC()
 	e := wire.Estimate{Schema: wire.SchemaEstimate, Camera: "c", WindowStart: now.Add(-10 * time.Minute), WindowEnd: now, Frames: 18000, Events: 1,
 		Regime: "underdamped", Certified: true, Ambient: a}
@@ -244,6 +248,13 @@ func TestAmbientSchemaMessages(t *testing.T) {
 	if b, _ := json.Marshal(&e); func() error { _, err := wire.DecodeEstimate(b); return err }() == nil {
 		t.Errorf("an ambient estimate of 1 group decoded")
 	}
+	bad = *a
+	bad.ResolvesHz = -0.1
+	e.Ambient = &bad
+	if b, _ := json.Marshal(&e); func() error { _, err := wire.DecodeEstimate(b); return err }() == nil {
+		t.Errorf("an ambient estimate resolving −0.1 Hz decoded")
+	}
+	e.Ambient = a
 	raw, err := os.ReadFile(filepath.Join("..", "docs", "schema", "diagnostic.v1.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -151,11 +151,15 @@ func (v *Verdict) Hold(check string, needsSigma bool, why string) {
 }
 
 // MinResolved is how many times its noise floor a region's motion must
-// be for a window to speak of it. A latent that noisy cannot pass the fit
-// check anyway — a sinusoid of amplitude A under noise σ is σ/√(A²/2 + σ²)
-// of its size from its solution, and the check's 0.1 needs A ≥ 14σ — so
-// the test refuses nothing the certificate would pass; it says why in
-// the units the user reads, with a margin for the floor's own error.
+// be for a window to speak of it. It was first only the fit check's
+// refusal in the units the user reads (a sinusoid of amplitude A under
+// white noise σ is σ/√(A²/2 + σ²) of its size from its solution, and the
+// check's 0.1 needs A ≥ 14σ). Since the fit check judges a measured
+// readout's residual beyond its noise (misfit), it is a limit of its
+// own: a codec's amplitude-dependent gain biases the damping more the
+// fainter the motion (a 0.3 px decay at CRF 18 read at 4.6× its floor
+// gave γ1 30 % high, its σ blind to it), and below 10× the sweeps have
+// too few windows to say where that bias stays within the bar.
 const MinResolved = 10
 
 // HeldNote is the share of frames a codec held still (flow.HeldShare)

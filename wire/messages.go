@@ -81,6 +81,21 @@ type Ambient struct {
 	// modes' does. Both 0 when it was not measured.
 	Bend      float64 `json:"bend"`
 	BendSigma float64 `json:"bend_sigma"`
+	// ResolvesHz is the record's resolution of close modes
+	// (ambient.Estimate.ResolvesHz): the bend test refuses about half the
+	// pairs of equal modes that far apart; a closer pair mostly reads as
+	// one mode at their mean frequency. 0 when not measured
+	// (WithResolves).
+	ResolvesHz float64 `json:"resolves_hz,omitempty"`
+}
+
+// WithResolves sets a's ResolvesHz to hz, or leaves it 0 when hz is not
+// a positive finite number, and returns a.
+func (a *Ambient) WithResolves(hz float64) *Ambient {
+	if hz > 0 && !math.IsInf(hz, 0) {
+		a.ResolvesHz = hz
+	}
+	return a
 }
 
 // NewAmbient returns the ambient facts of an estimate, with the numbers a
@@ -115,8 +130,8 @@ func (a *Ambient) check() error {
 		return fmt.Errorf("field ambient.lags: is %d, want ≥ 1", a.Lags)
 	case a.Groups < 2:
 		return fmt.Errorf("field ambient.groups: is %d, want ≥ 2", a.Groups)
-	case a.LagSpan < 0, a.Kurtosis < 0, a.BendSigma < 0:
-		return fmt.Errorf("field ambient: lag_span_s %g, kurtosis %g, bend_sigma %g, want each ≥ 0", a.LagSpan, a.Kurtosis, a.BendSigma)
+	case a.LagSpan < 0, a.Kurtosis < 0, a.BendSigma < 0, a.ResolvesHz < 0:
+		return fmt.Errorf("field ambient: lag_span_s %g, kurtosis %g, bend_sigma %g, resolves_hz %g, want each ≥ 0", a.LagSpan, a.Kurtosis, a.BendSigma, a.ResolvesHz)
 	}
 	return nil
 }

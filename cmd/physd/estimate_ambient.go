@@ -115,6 +115,9 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 			path, est.Record, est.Frames, 1/dt, est.Lags, est.LagSpan, est.Kurtosis, rep.Readout.RMSPx)
 		fmt.Fprintf(stdout, "f_n = %.5g ± %.2g Hz, ζ = %.4g ± %.2g (γ0 = %.6g ± %.2g, γ1 = %.4g ± %.2g): %s\n",
 			r.FreqN, r.SigmaF, r.Zeta, r.SigmaZ, r.Gamma0, r.Sigma0, r.Gamma1, r.Sigma1, v.Status)
+		if est.ResolvesHz > 0 {
+			fmt.Fprintf(stdout, "one mode, or modes closer than about %.2g Hz: this record's bend test refuses half the pairs of equal modes that far apart\n", est.ResolvesHz)
+		}
 		for _, why := range v.Reasons {
 			fmt.Fprintf(stdout, "  - %s\n", why)
 		}
@@ -189,7 +192,7 @@ func (r *ambientReport) finite() {
 	}
 	if a := r.Ambient; a != nil {
 		zeroVerdictNaN(&a.Verdict)
-		for _, f := range []*float64{&a.Kurtosis, &a.RMS, &a.Bend, &a.BendSigma} {
+		for _, f := range []*float64{&a.Kurtosis, &a.RMS, &a.Bend, &a.BendSigma, &a.ResolvesHz} {
 			zeroNaN(f)
 		}
 		for _, s := range [][]float64{a.Signature, a.Fitted} {
