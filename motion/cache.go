@@ -8,7 +8,8 @@ import (
 )
 
 // Cache keeps, across the overlapping windows of one camera, what Measure
-// computes of single frames (the half-size frame, its descriptor) and of
+// computes of single frames (the half-size frame, its descriptor, and in
+// the detection test its preparation for registering) and of
 // pairs of frames (their registration): each frame sits in several windows, and registering
 // pairs is most of a window's test. Entries are keyed by the address of
 // the frame's pixels (pixhash.Addr: frames are shared, never written
@@ -22,6 +23,7 @@ type Cache struct {
 	calls  uint64
 	halves map[uintptr]halfEntry
 	descs  map[frameKey]descEntry
+	preps  map[frameKey]prepEntry
 	pairs  map[pairKey]pairEntry
 	// dist is the last window's descriptor distances (n×n, row-major)
 	// between the frames distIDs names: the next window's frames it
@@ -59,6 +61,15 @@ type descEntry struct {
 	used  uint64
 }
 
+// prepEntry is a frame's preparation for registering (registrar.prepare:
+// 16 bytes a pixel of the detection test's half-size frames, a few MB for
+// a camera's line).
+type prepEntry struct {
+	print uint64
+	p     prepared
+	used  uint64
+}
+
 type pairEntry struct {
 	prints [2]uint64
 	d      Shift
@@ -69,7 +80,7 @@ type pairEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{halves: map[uintptr]halfEntry{}, descs: map[frameKey]descEntry{}, pairs: map[pairKey]pairEntry{}}
+	return &Cache{halves: map[uintptr]halfEntry{}, descs: map[frameKey]descEntry{}, preps: map[frameKey]prepEntry{}, pairs: map[pairKey]pairEntry{}}
 }
 
 // fingerprint is the frame's pixel hash (pixhash.Sum).
@@ -90,11 +101,43 @@ func (c *Cache) begin() {
 			delete(c.descs, k)
 		}
 	}
+	for k, e := range c.preps {
+		if c.calls-e.used > cacheKeep {
+			delete(c.preps, k)
+		}
+	}
 	for k, e := range c.pairs {
 		if c.calls-e.used > cacheKeep {
 			delete(c.pairs, k)
 		}
 	}
+}
+
+// preparation returns frame f's preparation if cached; pr is f's
+// fingerprint.
+func (c *Cache) preparation(f []float64, pr uint64, w, h int) (prepared, bool) {
+	if c == nil || len(f) == 0 {
+		return prepared{}, false
+	}
+	k := frameKey{pixhash.Addr(f), w, h}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.preps[k]
+	if !ok || e.print != pr {
+		return prepared{}, false
+	}
+	e.used = c.calls
+	c.preps[k] = e
+	return e.p, true
+}
+
+func (c *Cache) putPreparation(f []float64, pr uint64, w, h int, p prepared) {
+	if c == nil || len(f) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.preps[frameKey{pixhash.Addr(f), w, h}] = prepEntry{print: pr, p: p, used: c.calls}
+	c.mu.Unlock()
 }
 
 // halve is the package's halve through the cache.

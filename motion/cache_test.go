@@ -45,6 +45,9 @@ func TestCacheSameTracks(t *testing.T) {
 		if len(c.descs) == 0 || len(c.pairs) == 0 || len(c.descs) > 2*len(frames) {
 			t.Errorf("%v: %d frames and %d pairs kept for %d frames", n, len(c.descs), len(c.pairs), len(frames))
 		}
+		if len(c.preps) == 0 || len(c.preps) > 2*len(frames) {
+			t.Errorf("%v: %d preparations kept for %d frames", n, len(c.preps), len(frames))
+		}
 	}
 	// A rewritten buffer is measured afresh.
 	frames := pendulum(t, sim.Nuisance{Kind: sim.NuisanceJitter, Level: 1}, 2)

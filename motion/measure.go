@@ -25,6 +25,10 @@ type Options struct {
 	// Cache, when set, keeps frames' and pairs' results for the next
 	// windows of the same camera (see Cache); the results are the same.
 	Cache *Cache
+	// keepPreps has the Cache keep the frames' preparations too: for the
+	// detection test's half-size frames only, since a full-size frame's
+	// is four times larger and that pass runs only on windows that move.
+	keepPreps bool
 }
 
 func (o Options) withDefaults() Options {
@@ -140,6 +144,7 @@ func Measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 			}
 		}
 		o, scale := opt, 1.0
+		o.keepPreps = true
 		if half {
 			o.MinRevisit, scale = opt.MinRevisit/2, 2
 		}
@@ -215,10 +220,9 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		regs[i] = newRegistrar(w, h)
 	}
 	// Each frame's descriptor (for finding revisits) and, where a pair
-	// must be registered afresh, its preparation. A Cache keeps the small
-	// descriptors and the pairs' results, not the preparations (16 bytes
-	// a pixel): the frames it has seen are prepared again only when a new
-	// pair needs them.
+	// must be registered afresh, its preparation. A Cache keeps the
+	// descriptors, the preparations and the pairs' results: a frame it has
+	// seen is prepared once, however many windows' new pairs need it.
 	prep := make([]prepared, n)
 	prepped := make([]bool, n)
 	desc := make([][]float64, n)
@@ -226,6 +230,7 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 	if opt.Cache != nil {
 		prints = make([]uint64, n)
 	}
+	keep := prints != nil && opt.keepPreps
 	if err := parallel(ctx, workers, n, func(wk, k int) {
 		if prints != nil {
 			prints[k] = fingerprint(frames[k])
@@ -237,6 +242,9 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		desc[k] = descriptor(prep[k].spec, w, h)
 		if prints != nil {
 			opt.Cache.putDescriptor(frames[k], prints[k], w, h, desc[k])
+			if keep {
+				opt.Cache.putPreparation(frames[k], prints[k], w, h, prep[k])
+			}
 		}
 	}); err != nil {
 		return nil, err
@@ -315,7 +323,17 @@ func measure(ctx context.Context, clips [][][]float64, w, h int, opt Options) (*
 		}
 	}
 	if err := parallel(ctx, workers, len(need), func(wk, i int) {
-		prep[need[i]] = regs[wk].prepare(frames[need[i]])
+		k := need[i]
+		if keep {
+			if p, ok := opt.Cache.preparation(frames[k], prints[k], w, h); ok {
+				prep[k] = p
+				return
+			}
+		}
+		prep[k] = regs[wk].prepare(frames[k])
+		if keep {
+			opt.Cache.putPreparation(frames[k], prints[k], w, h, prep[k])
+		}
 	}); err != nil {
 		return nil, err
 	}
