@@ -329,7 +329,6 @@ func windowAdvice(r *estimator.Result, tr Trace, levels int) (float64, string) {
 	return need, ""
 }
 
-// lag1 is the lag-one autocorrelation of the residuals, pooled over clips.
 // maxNoiseLag1 is the largest lag-one autocorrelation of an output-error
 // residual that is read as the latent's measurement noise: a reading's
 // noise is nearly independent from frame to frame (a codec's P-frames
@@ -383,6 +382,7 @@ func misfit(t *estimator.TrajectoryFit, measured float64) float64 {
 	return math.Sqrt(max(t.RSS-noise, 0) / sig)
 }
 
+// lag1 is the lag-one autocorrelation of the residuals, pooled over clips.
 func lag1(res [][]float64) float64 {
 	var num, den float64
 	for _, r := range res {
