@@ -89,9 +89,10 @@ type Ambient struct {
 	ResolvesHz float64 `json:"resolves_hz,omitempty"`
 }
 
-// WithResolves sets a's ResolvesHz to hz, or leaves it 0 when hz is not
-// a positive finite number, and returns a.
+// WithResolves sets a's ResolvesHz to hz, or to 0 (absent) when hz is
+// not a positive finite number, and returns a.
 func (a *Ambient) WithResolves(hz float64) *Ambient {
+	a.ResolvesHz = 0
 	if hz > 0 && !math.IsInf(hz, 0) {
 		a.ResolvesHz = hz
 	}
