@@ -22,8 +22,8 @@ type Cache struct {
 	mu     sync.Mutex
 	calls  uint64
 	halves map[uintptr]halfEntry
-	descs  map[frameKey]descEntry
-	preps  map[frameKey]prepEntry
+	descs  map[frameKey]frameEntry[[]float64]
+	preps  map[frameKey]frameEntry[prepared]
 	pairs  map[pairKey]pairEntry
 	// dist is the last window's descriptor distances (n×n, row-major)
 	// between the frames distIDs names: the next window's frames it
@@ -55,18 +55,13 @@ type halfEntry struct {
 	used  uint64
 }
 
-type descEntry struct {
+// frameEntry is what the cache keeps of one frame: its descriptor, or
+// its preparation for registering (registrar.prepare: 16 bytes a pixel of
+// the detection test's half-size frames, a few MB for a camera's line),
+// with the frame's fingerprint.
+type frameEntry[T any] struct {
 	print uint64
-	desc  []float64
-	used  uint64
-}
-
-// prepEntry is a frame's preparation for registering (registrar.prepare:
-// 16 bytes a pixel of the detection test's half-size frames, a few MB for
-// a camera's line).
-type prepEntry struct {
-	print uint64
-	p     prepared
+	v     T
 	used  uint64
 }
 
@@ -80,7 +75,7 @@ type pairEntry struct {
 
 // NewCache returns an empty cache.
 func NewCache() *Cache {
-	return &Cache{halves: map[uintptr]halfEntry{}, descs: map[frameKey]descEntry{}, preps: map[frameKey]prepEntry{}, pairs: map[pairKey]pairEntry{}}
+	return &Cache{halves: map[uintptr]halfEntry{}, descs: map[frameKey]frameEntry[[]float64]{}, preps: map[frameKey]frameEntry[prepared]{}, pairs: map[pairKey]pairEntry{}}
 }
 
 // fingerprint is the frame's pixel hash (pixhash.Sum).
@@ -113,33 +108,6 @@ func (c *Cache) begin() {
 	}
 }
 
-// preparation returns frame f's preparation if cached; pr is f's
-// fingerprint.
-func (c *Cache) preparation(f []float64, pr uint64, w, h int) (prepared, bool) {
-	if c == nil || len(f) == 0 {
-		return prepared{}, false
-	}
-	k := frameKey{pixhash.Addr(f), w, h}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.preps[k]
-	if !ok || e.print != pr {
-		return prepared{}, false
-	}
-	e.used = c.calls
-	c.preps[k] = e
-	return e.p, true
-}
-
-func (c *Cache) putPreparation(f []float64, pr uint64, w, h int, p prepared) {
-	if c == nil || len(f) == 0 {
-		return
-	}
-	c.mu.Lock()
-	c.preps[frameKey{pixhash.Addr(f), w, h}] = prepEntry{print: pr, p: p, used: c.calls}
-	c.mu.Unlock()
-}
-
 // halve is the package's halve through the cache.
 func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
 	if c == nil || len(f) == 0 {
@@ -165,27 +133,50 @@ func (c *Cache) halve(f []float64, w, h int) ([]float64, int, int) {
 // descriptor returns frame f's descriptor if cached, else nil; pr is
 // f's fingerprint.
 func (c *Cache) descriptor(f []float64, pr uint64, w, h int) []float64 {
+	d, _ := getFrame(c, c.descs, f, pr, w, h)
+	return d
+}
+
+func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64) {
+	putFrame(c, c.descs, f, pr, w, h, desc)
+}
+
+// preparation returns frame f's preparation if cached; pr is f's
+// fingerprint.
+func (c *Cache) preparation(f []float64, pr uint64, w, h int) (prepared, bool) {
+	return getFrame(c, c.preps, f, pr, w, h)
+}
+
+func (c *Cache) putPreparation(f []float64, pr uint64, w, h int, p prepared) {
+	putFrame(c, c.preps, f, pr, w, h, p)
+}
+
+// getFrame returns m's entry for the w×h frame f if its fingerprint is pr
+// (a recycled buffer's is not), marking it used.
+func getFrame[T any](c *Cache, m map[frameKey]frameEntry[T], f []float64, pr uint64, w, h int) (T, bool) {
+	var zero T
 	if c == nil || len(f) == 0 {
-		return nil
+		return zero, false
 	}
 	k := frameKey{pixhash.Addr(f), w, h}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.descs[k]
+	e, ok := m[k]
 	if !ok || e.print != pr {
-		return nil
+		return zero, false
 	}
 	e.used = c.calls
-	c.descs[k] = e
-	return e.desc
+	m[k] = e
+	return e.v, true
 }
 
-func (c *Cache) putDescriptor(f []float64, pr uint64, w, h int, desc []float64) {
+// putFrame keeps v for the w×h frame f of fingerprint pr in m.
+func putFrame[T any](c *Cache, m map[frameKey]frameEntry[T], f []float64, pr uint64, w, h int, v T) {
 	if c == nil || len(f) == 0 {
 		return
 	}
 	c.mu.Lock()
-	c.descs[frameKey{pixhash.Addr(f), w, h}] = descEntry{print: pr, desc: desc, used: c.calls}
+	m[frameKey{pixhash.Addr(f), w, h}] = frameEntry[T]{print: pr, v: v, used: c.calls}
 	c.mu.Unlock()
 }
 
