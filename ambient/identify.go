@@ -276,18 +276,17 @@ func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Es
 // NaN when the fitted mode does not oscillate or the reference pair does
 // not bend.
 func resolvedSpacing(ctx context.Context, r *estimator.Result, dt float64, lags, long int, most, sigma float64) float64 {
-	q := r.Gamma0 - r.Gamma1*r.Gamma1/4
-	if !(q > 0) || !(r.Gamma1 > 0) || !(sigma > 0) {
+	if !(r.Gamma0 > r.Gamma1*r.Gamma1/4) || !(r.Gamma1 > 0) || !(sigma > 0) {
 		return math.NaN()
 	}
+	// Half the half-power bandwidth 2ζf_n is ζω_n/2π = decay/2π Hz: the
+	// pair's modes lie decay/2 rad/s either side of ω_n.
 	wn, decay := math.Sqrt(r.Gamma0), r.Gamma1/2
-	zeta := r.Gamma1 / (2 * wn)
-	ref := zeta * wn / (2 * math.Pi) // Hz: half the half-power bandwidth 2ζf_n
-	dw := 2 * math.Pi * ref
+	ref := decay / (2 * math.Pi)
 	sig := make([]float64, long+1)
 	for k := range sig {
 		t := float64(k) * dt
-		for _, w := range [2]float64{wn - dw/2, wn + dw/2} {
+		for _, w := range [2]float64{wn - decay/2, wn + decay/2} {
 			sig[k] += math.Exp(-decay*t) * math.Cos(math.Sqrt(max(w*w-decay*decay, 0))*t)
 		}
 	}
