@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/physd/physd/internal/finite"
 )
 
 // Clip is one trajectory: frames sampled every Dt seconds.
@@ -70,7 +72,7 @@ func validateClips(clips []Clip) error {
 			if len(f) != w*h {
 				return fmt.Errorf("clip %d frame %d: %d pixels, want %d×%d: %w", i, k, len(f), w, h, ErrInvalidClip)
 			}
-			if j, v, bad := nonFinite(f); bad {
+			if j, v, bad := finite.First(f); bad {
 				return fmt.Errorf("clip %d frame %d: pixel %d is %g: %w", i, k, j, v, ErrInvalidClip)
 			}
 		}
@@ -83,32 +85,6 @@ func validateClips(clips []Clip) error {
 		}
 	}
 	return fmt.Errorf("%d clips of %d×%d frames: no clip has two different frames: %w", len(clips), w, h, ErrNoMotion)
-}
-
-// nonFinite returns the first NaN or infinite pixel of f, if any. It
-// sums 0·v over the frame first — NaN exactly when some v is NaN or
-// infinite — a multiply-add a pixel without a branch, where testing each
-// pixel took a branch or two (every frame of every window is checked
-// by each of a window's fits); the pixel is looked for only then.
-func nonFinite(f []float64) (int, float64, bool) {
-	var s0, s1 float64
-	i := 0
-	for ; i+2 <= len(f); i += 2 {
-		s0 += 0 * f[i]
-		s1 += 0 * f[i+1]
-	}
-	if i < len(f) {
-		s0 += 0 * f[i]
-	}
-	if s0+s1 == 0 {
-		return 0, 0, false
-	}
-	for j, v := range f {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return j, v, true
-		}
-	}
-	return 0, 0, false
 }
 
 // ClipKeys are clips' key frames (Clip.Keys) as Result.Keys holds them,

@@ -180,22 +180,3 @@ func BenchmarkNormalizeExposure(b *testing.B) {
 		}
 	}
 }
-
-// nonFinite finds the first NaN or infinite pixel wherever it is, and
-// none in a finite frame (negative zeros, huge and tiny values
-// included).
-func TestNonFinite(t *testing.T) {
-	f := []float64{0, math.Copysign(0, -1), 1e308, -1e308, 5e-324, 0.5, 1, 2, 3}
-	if j, _, bad := nonFinite(f); bad {
-		t.Fatalf("finite frame: pixel %d reported", j)
-	}
-	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
-		for at := range len(f) {
-			g := append([]float64(nil), f...)
-			g[at] = v
-			if j, got, bad := nonFinite(g); !bad || j != at || !(math.IsNaN(v) && math.IsNaN(got) || got == v) {
-				t.Fatalf("%g at pixel %d: got pixel %d (%g, %v)", v, at, j, got, bad)
-			}
-		}
-	}
-}

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/physd/physd/internal/finite"
 	"github.com/physd/physd/internal/par"
 	"github.com/physd/physd/internal/symeig"
 )
@@ -397,10 +398,8 @@ func validateFrames(clips [][][]float64, w, h int) error {
 			if len(f) != w*h {
 				return fmt.Errorf("motion: clip %d frame %d has %d pixels, want %d×%d: %w", c, k, len(f), w, h, ErrInvalid)
 			}
-			for i, v := range f {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return fmt.Errorf("motion: clip %d frame %d pixel %d is %g: %w", c, k, i, v, ErrInvalid)
-				}
+			if i, v, bad := finite.First(f); bad {
+				return fmt.Errorf("motion: clip %d frame %d pixel %d is %g: %w", c, k, i, v, ErrInvalid)
 			}
 		}
 	}

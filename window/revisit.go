@@ -109,14 +109,20 @@ func RevisitOf(tr Trace, frames [][][]float64, cov Coverage, maxLevels int) Revi
 	// it to another core costs (internal/par).
 	level := make([]float64, maxLevels)
 	scored := make([]bool, maxLevels)
+	var blends [][]float64
 	for i, cr := range crossings {
 		if len(cr) < 2 {
 			continue
 		}
 		imgs := make([][]float64, len(cr))
 		step := make([]float64, len(cr))
+		// The blends are written into buffers the levels share: a
+		// level's images are compared before the next level's are made.
+		for len(blends) < len(cr) {
+			blends = append(blends, make([]float64, len(met.w)))
+		}
 		for j, c := range cr {
-			imgs[j] = frameAt(c.Clip, c.Time/dt)
+			imgs[j] = frameAt(blends[j], c.Clip, c.Time/dt)
 			k := min(int(c.Time/dt), len(frames[c.Clip])-2)
 			step[j] = rmsDiff(met.frame(c.Clip, k), met.frame(c.Clip, k+1))
 		}

@@ -180,8 +180,9 @@ func (met *revisitMetric) normalise(m, k int) []float64 {
 }
 
 // frameAt interpolates linearly between the normalised frames of clip m
-// around fractional index x.
-func (met *revisitMetric) frameAt(m int, x float64) []float64 {
+// around fractional index x, into dst (len P) when it must blend two;
+// a frame that needs no blend is returned as it is.
+func (met *revisitMetric) frameAt(dst []float64, m int, x float64) []float64 {
 	n := len(met.frames[m])
 	k := min(max(int(math.Floor(x)), 0), n-1)
 	f := x - float64(k)
@@ -189,7 +190,7 @@ func (met *revisitMetric) frameAt(m int, x float64) []float64 {
 		return met.frame(m, k)
 	}
 	a, b := met.frame(m, k), met.frame(m, k+1)
-	out := make([]float64, len(a))
+	out := dst[:len(a)]
 	for i := range out {
 		out[i] = (1-f)*a[i] + f*b[i]
 	}
