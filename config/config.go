@@ -308,6 +308,13 @@ type Windows struct {
 	// MaxGap: a frame step longer than MaxGap × the nominal step is a gap,
 	// and no window spans a gap. Must be > 1.
 	MaxGap float64 `yaml:"max_gap"`
+	// Bin averages each run of Bin consecutive frames into one before the
+	// windows are cut (window.Binner): the line analyses fps/Bin frames a
+	// second for about 1/Bin of the work. The ODE is unchanged by it; the
+	// mode must stay well below the binned Nyquist rate fps/(2·Bin). 0 or
+	// 1: every frame as it comes. Not for ambient lines, whose readout
+	// already costs little a frame.
+	Bin int `yaml:"bin"`
 }
 
 // Events configures multi-trajectory mode: the camera's video is cut into
@@ -608,6 +615,9 @@ func (c Camera) ZoneCamera(z Zone) Camera {
 	if z.Window.Hop != 0 {
 		zc.Window.Hop = z.Window.Hop
 	}
+	if z.Window.Bin != 0 {
+		zc.Window.Bin = z.Window.Bin
+	}
 	zc.Zones = nil
 	return zc
 }
@@ -641,6 +651,9 @@ type WindowOverride struct {
 	Length time.Duration `yaml:"length"`
 	// Hop replaces Windows.Hop unless 0.
 	Hop time.Duration `yaml:"hop"`
+	// Bin replaces Windows.Bin unless 0: binning suits a structure's
+	// frequency, which is each camera's (or zone's) own.
+	Bin int `yaml:"bin"`
 }
 
 // EffectiveWindow returns the windows this camera uses: the global ones
@@ -655,6 +668,9 @@ func (c Camera) EffectiveWindow(global Windows) Windows {
 	}
 	if c.Window.Hop > 0 {
 		w.Hop = c.Window.Hop
+	}
+	if c.Window.Bin > 0 {
+		w.Bin = c.Window.Bin
 	}
 	if c.Mode == ModeAmbient {
 		w.Length = c.Ambient.Record
@@ -805,7 +821,7 @@ func Default() *Config {
 			Heartbeat:     10 * time.Second,
 			ReconnectWait: 2 * time.Second,
 		},
-		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5},
+		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5, Bin: 1},
 		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 1e-4,
 			Quiet: time.Second, MaxLength: 10 * time.Second},
 		Estimator: Estimator{

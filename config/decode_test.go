@@ -242,6 +242,18 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "bin checks",
+			text: "" +
+				"windows: {bin: 9}\n" +
+				"cameras:\n" +
+				"  - name: a\n" +
+				"    window: {bin: -1}\n",
+			want: []string{
+				`physd.yaml:1:16: windows.bin: is 9, want 0…8 (frames averaged into one; 0 or 1: none)`,
+				`physd.yaml:4:19: cameras[0].window.bin: is -1, want 1…8 (or 0 for windows.bin)`,
+			},
+		},
+		{
 			name: "nats checks",
 			text: "" +
 				"nats:\n" +

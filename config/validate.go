@@ -489,7 +489,14 @@ func (v *validator) windows(w Windows) {
 	if !(w.MaxGap > 1) {
 		v.errorf("windows.max_gap", "is %v, want > 1 (a multiple of the nominal frame step)", w.MaxGap)
 	}
+	if w.Bin < 0 || w.Bin > MaxBin {
+		v.errorf("windows.bin", "is %d, want 0…%d (frames averaged into one; 0 or 1: none)", w.Bin, MaxBin)
+	}
 }
+
+// MaxBin is the most frames windows.bin may average into one: beyond it a
+// 30 fps camera is analysed at under 4 frames a second.
+const MaxBin = 8
 
 func (v *validator) events(e Events) {
 	if e.MinEvents < 1 {
@@ -698,6 +705,14 @@ func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, ca
 	}
 	if o.Hop < 0 {
 		v.errorf(p+".hop", "is %v, want > 0 (or 0 for %s)", o.Hop, hop)
+		ok = false
+	}
+	if o.Bin < 0 || o.Bin > MaxBin {
+		bin := "windows.bin"
+		if whose == "zone" {
+			bin = "the camera's bin"
+		}
+		v.errorf(p+".bin", "is %d, want 1…%d (or 0 for %s)", o.Bin, MaxBin, bin)
 		ok = false
 	}
 	if cam.Mode == ModeAmbient {

@@ -40,7 +40,7 @@ func TestZonesLoad(t *testing.T) {
 	cam := cfg.Cameras[0]
 	want := []Zone{
 		{Name: "cable-east", ROI: ROI{120, 80, 256, 256}},
-		{Name: "cable-west", ROI: ROI{900, 60, 320, 320}, Size: 96, Window: WindowOverride{20 * time.Second, 4 * time.Second}},
+		{Name: "cable-west", ROI: ROI{900, 60, 320, 320}, Size: 96, Window: WindowOverride{Length: 20 * time.Second, Hop: 4 * time.Second}},
 		{Name: "mount", ROI: ROI{0, 500, 64, 32}, Window: WindowOverride{Hop: 3 * time.Second}},
 	}
 	if !reflect.DeepEqual(cam.Zones, want) {
@@ -66,9 +66,9 @@ func TestZonesLoad(t *testing.T) {
 		size   int
 		window Windows
 	}{
-		{0, 48, Windows{10 * time.Second, time.Second, 1.5}},
-		{1, 96, Windows{20 * time.Second, 4 * time.Second, 1.5}},
-		{2, 48, Windows{10 * time.Second, 3 * time.Second, 1.5}},
+		{0, 48, Windows{Length: 10 * time.Second, Hop: time.Second, MaxGap: 1.5, Bin: 1}},
+		{1, 96, Windows{Length: 20 * time.Second, Hop: 4 * time.Second, MaxGap: 1.5, Bin: 1}},
+		{2, 48, Windows{Length: 10 * time.Second, Hop: 3 * time.Second, MaxGap: 1.5, Bin: 1}},
 	} {
 		zc := cam.ZoneCamera(cam.Zones[tc.zone])
 		if zc.ROI != cam.Zones[tc.zone].ROI || zc.Size != tc.size || zc.Zones != nil {

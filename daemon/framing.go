@@ -103,11 +103,18 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 		f.runAmbient(ctx, in, jobs)
 		return
 	}
+	// Frames are binned in time before the windows are cut
+	// (windows.bin); the slicer's nominal rate is the bins'.
+	fps := f.fps
+	if f.window.Bin > 1 {
+		fps /= float64(f.window.Bin)
+	}
 	newSlicer := func() *window.Slicer {
-		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: f.fps}) // checked before the source opened
+		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: fps}) // checked before the source opened
 		return s
 	}
 	slicer := newSlicer()
+	bin := window.NewBinner(f.window.Bin)
 	var cutter *window.EventCutter
 	if f.mode == config.ModeEvents {
 		ev := f.events
@@ -116,7 +123,7 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 	var kept []*window.Event
 	for it := range in {
 		if it.restart {
-			slicer = newSlicer()
+			slicer, bin = newSlicer(), window.NewBinner(f.window.Bin)
 			continue
 		}
 		fr := it.frame
@@ -125,6 +132,12 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 			if fr, ok = f.cutZone(fr); !ok {
 				continue
 			}
+		}
+		binDropped := bin.Dropped
+		fr, ok := bin.Push(fr)
+		f.count.dropped.Add(int64(bin.Dropped - binDropped))
+		if !ok {
+			continue
 		}
 		before := slicer.Dropped
 		w, brk := slicer.Push(fr)

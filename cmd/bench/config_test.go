@@ -24,9 +24,9 @@ func TestRealConfigs(t *testing.T) {
 		zoned, separate := zoneLayouts(source)
 		var want []config.ROI
 		for _, layout := range [][]realCamera{zoned, separate} {
-			cfg, err := config.Parse([]byte(realConfig(9100, 4300, layout)), "bench")
+			cfg, err := config.Parse([]byte(realConfig(9100, 4300, layout, 2)), "bench")
 			if err != nil {
-				t.Fatalf("%s: %v\n%s", source, err, realConfig(9100, 4300, layout))
+				t.Fatalf("%s: %v\n%s", source, err, realConfig(9100, 4300, layout, 2))
 			}
 			var got []config.ROI
 			for _, c := range cfg.Cameras {

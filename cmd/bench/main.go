@@ -56,6 +56,7 @@ func main() {
 	flag.StringVar(&ro.sources, "real-sources", "rtsp,file", "with -real: how the cameras read the clip, comma-separated: rtsp (a loopback RTSP server), file (file cameras, realtime, loop)")
 	flag.BoolVar(&ro.fromStart, "real-file-from-start", false, "with -real: file cameras replay the clip from its start, not from the key frame RTSP readers start at")
 	flag.IntVar(&ro.zones, "real-zones", 1, "with -real: runs of one camera with two zones against two cameras with one ROI each, the same regions (0: skip)")
+	flag.IntVar(&ro.bin, "real-bin", 0, "with -real: windows.bin of the measured binary's runs (not -real-old's): temporal binning's cost against the old binary's default")
 	flag.IntVar(&ro.repeat, "real-repeat", 3, "with -real: runs of each one-camera configuration, whose line is then their median (more cameras run once)")
 	flag.StringVar(&ro.profile, "real-cpuprofile", "", "with -real: write each daemon run's CPU and heap profiles into this directory (physd run --cpuprofile, --memprofile)")
 	var po profileOptions
@@ -164,14 +165,17 @@ func benchReal(ctx context.Context, physd, realvid string, dur time.Duration, ro
 		return err
 	}
 	defer remove()
-	bins := []realBinary{{"new", installed}}
+	bins := []realBinary{{label: "new", path: installed, bin: ro.bin}}
+	if ro.bin > 1 {
+		bins[0].label = fmt.Sprintf("new (windows.bin %d)", ro.bin)
+	}
 	if ro.old != "" {
 		old, removeOld, err := installCopy(ro.old)
 		if err != nil {
 			return err
 		}
 		defer removeOld()
-		bins = []realBinary{{"old", old}, {"new", installed}}
+		bins = append([]realBinary{{label: "old", path: old}}, bins...)
 	}
 	return benchRealCameras(ctx, bins, realvid, dur, ro)
 }

@@ -57,10 +57,17 @@ type realOptions struct {
 	// per-camera bound is read off them, near this host's run-to-run
 	// noise, so their line is a median. More cameras run once.
 	repeat int
+	// bin is windows.bin of the measured binary's runs (realBinary.bin).
+	bin int
 }
 
 // realBinary is a physd binary the bench measures, with its label.
-type realBinary struct{ label, path string }
+type realBinary struct {
+	label, path string
+	// bin is windows.bin for its runs (0: the default, left out of the
+	// config, which an older binary may not know).
+	bin int
+}
 
 // realStages are physd_stage_seconds_total's labels, in pipeline order:
 // per frame (decode, preprocess) and per window (the learning stage's
@@ -244,7 +251,7 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 							cams[i] = realCamera{name: fmt.Sprintf("cam%d", i), source: st.yaml, roi: sc.roi}
 						}
 						load := loadavg()
-						r, err := runRealStream(ctx, b.path, st, url, clip, cams, n, dur, prof)
+						r, err := runRealStream(ctx, b, st, url, clip, cams, n, dur, prof)
 						if err != nil {
 							return fmt.Errorf("%s daemon with %d camera(s), %s, %s: %w", b.label, n, st.name, sc.name, err)
 						}
@@ -314,7 +321,7 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 // throughout, each run began at another point of the loop, and on the
 // certifiable region the learner's cold starts (0.20 or 0.33 a window)
 // followed the run's place in the order, not the binary.
-func runRealStream(ctx context.Context, physd string, st *realStream, url, clip string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
+func runRealStream(ctx context.Context, b realBinary, st *realStream, url, clip string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
 	if st.key == "rtsp" {
 		stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
 		if err != nil {
@@ -322,7 +329,7 @@ func runRealStream(ctx context.Context, physd string, st *realStream, url, clip 
 		}
 		defer stop()
 	}
-	return runRealDaemon(ctx, physd, cams, lines, dur, profile)
+	return runRealDaemon(ctx, b, cams, lines, dur, profile)
 }
 
 // medianCPU is the median over runs of the CPU per camera, % of one core.
@@ -465,18 +472,23 @@ func camerasYAML(cams []realCamera) string {
 }
 
 // realConfig is the configuration of a real-stream run: cams, 6 s
-// windows with a 1 s hop, the embedded NATS server on natsPort and the
-// HTTP endpoint (/metrics) on httpPort, both on the loopback.
-func realConfig(httpPort, natsPort int, cams []realCamera) string {
-	return fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:%d\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 6s, hop: 1s}\ncameras:\n%s",
-		httpPort, natsPort, camerasYAML(cams))
+// windows with a 1 s hop (frames binned by bin when it is above 1), the
+// embedded NATS server on natsPort and the HTTP endpoint (/metrics) on
+// httpPort, both on the loopback.
+func realConfig(httpPort, natsPort int, cams []realCamera, bin int) string {
+	binned := ""
+	if bin > 1 {
+		binned = fmt.Sprintf(", bin: %d", bin)
+	}
+	return fmt.Sprintf("log: {level: warn}\nhttp: {listen: \"127.0.0.1:%d\"}\nnats:\n  embedded: {listen: \"127.0.0.1:%d\"}\n  heartbeat: 1s\nwindows: {length: 6s, hop: 1s%s}\ncameras:\n%s",
+		httpPort, natsPort, binned, camerasYAML(cams))
 }
 
 // runRealDaemon runs physd with cams (lines lines: a camera without zones
 // is one, a camera with zones one a zone), in real time, for dur after a
 // warm-up.
-func runRealDaemon(ctx context.Context, physd string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
-	d, err := startRealDaemon(ctx, physd, func(httpPort, natsPort int) string { return realConfig(httpPort, natsPort, cams) }, profile)
+func runRealDaemon(ctx context.Context, b realBinary, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
+	d, err := startRealDaemon(ctx, b.path, func(httpPort, natsPort int) string { return realConfig(httpPort, natsPort, cams, b.bin) }, profile)
 	if err != nil {
 		return nil, err
 	}
