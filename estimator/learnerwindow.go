@@ -99,7 +99,7 @@ func (l *Learner) trainWarm(ctx context.Context, w *learnerWindow) (done bool, e
 func (l *Learner) trainOnWindow(ctx context.Context, w *learnerWindow) (*Result, error) {
 	p := l.opt.Preset
 	p.Steps = l.opt.Steps
-	train := append(append([]Clip(nil), w.clips...), l.replayClips()...)
+	train := append(append([]Clip(nil), w.clips...), l.replayLike(w.clips[0])...)
 	r, err := Fit(ctx, train, Options{Preset: p, Warm: l.enc, WarmGamma: l.gamma, Budget: l.opt.Budget, FreezeFeatures: true, TrainOnly: true})
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -184,10 +185,18 @@ func (l *Learner) remember(r *Result, clips []Clip) {
 	}
 }
 
-func (l *Learner) replayClips() []Clip {
+// replayLike is the replay's clips of c's frame size and time step: a
+// camera whose rate changed (a stream renegotiated, frames binned anew)
+// trains on its new windows alone until the replay holds them, where the
+// old ones would make the training's fit refuse the mixed steps.
+func (l *Learner) replayLike(c Clip) []Clip {
 	var out []Clip
 	for _, cs := range l.replay {
-		out = append(out, cs...)
+		for _, r := range cs {
+			if r.W == c.W && r.H == c.H && math.Abs(r.Dt-c.Dt) <= 1e-9*c.Dt {
+				out = append(out, r)
+			}
+		}
 	}
 	return out
 }

@@ -222,3 +222,43 @@ func TestLazyLearnerSkipsTrainingWhileAccepted(t *testing.T) {
 		t.Errorf("fit-only windows %v, want %v", fitOnly, want)
 	}
 }
+
+// A window at another time step (the camera's rate changed, or its frames
+// are binned anew) is warm-trained on its own, without the replayed
+// windows of the old step that the training's fit would refuse beside
+// it: the warm encoder is trained and accepted, not rolled back for a
+// cold start.
+func TestLearnerReplaysOnlyItsOwnStep(t *testing.T) {
+	ctx := context.Background()
+	good := pendulumClip(t, 50, 1.5*math.Pi)
+	// The same motion at 10 fps, each pair of frames averaged (a free
+	// response of the same ODE).
+	binned := Clip{W: good.W, H: good.H, Dt: 2 * good.Dt}
+	for k := 0; k+1 < len(good.Frames); k += 2 {
+		f := make([]float64, len(good.Frames[k]))
+		for j := range f {
+			f[j] = (good.Frames[k][j] + good.Frames[k+1][j]) / 2
+		}
+		binned.Frames = append(binned.Frames, f)
+	}
+	accurate := func(r *Result) bool { return math.Abs(r.Gamma0-4.0016) < 0.02 && math.Abs(r.Gamma1-0.08) < 0.004 }
+	p, err := LookupPreset(DefaultPreset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := NewLearner(LearnerOptions{Preset: p, Steps: 10, Replay: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := l.Window(ctx, []Clip{good}, accurate); err != nil || !o.Cold || !accurate(o.Result) {
+		t.Fatalf("first window: %v", err)
+	}
+	o, err := l.Window(ctx, []Clip{binned}, accurate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Cold || o.ColdTried || o.RolledBack || o.TrainSteps == 0 || !accurate(o.Result) {
+		t.Errorf("binned window: cold %v (tried %v), rolled back %v, %d steps, γ0 %.4f γ1 %.4f; want warm-trained and accurate",
+			o.Cold, o.ColdTried, o.RolledBack, o.TrainSteps, o.Result.Gamma0, o.Result.Gamma1)
+	}
+}
