@@ -311,8 +311,10 @@ type Windows struct {
 	// Bin averages each run of Bin consecutive frames into one before the
 	// windows are cut (window.Binner): the line analyses fps/Bin frames a
 	// second for about 1/Bin of the work. The ODE is unchanged by it; the
-	// mode must stay well below the binned Nyquist rate fps/(2·Bin). 0 or
-	// 1: every frame as it comes. Not for ambient lines, whose readout
+	// mode must stay well below the binned Nyquist rate fps/(2·Bin), and
+	// so must everything else that moves in view, which a mean of frames
+	// does not filter out: faster motion folds into the band. 0 or 1:
+	// every frame as it comes. Not for ambient lines, whose readout
 	// already costs little a frame.
 	Bin int `yaml:"bin"`
 }

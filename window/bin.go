@@ -22,7 +22,11 @@ import (
 // readout, sub-pixel images) reads the binned displacement exactly, and
 // white pixel noise falls by √N. What it costs: samples per period (N
 // times fewer: the mode must stay well below the binned Nyquist rate, fps
-// / 2N) and, for a large fast swing, blur within the bin.
+// / 2N), blur within the bin for a large fast swing, and aliasing: the
+// mean of N frames is a weak low-pass (its gain at frequency f is
+// |sin(πfNΔt) / (N sin(πfΔt))|, 0.54 for a 6 Hz mode with N = 3 at
+// 30 fps), so anything in view moving faster than fps / 2N folds into
+// the band at reduced amplitude.
 //
 // A bin's frame carries the mean of its frames' pixels (Pix, Ref), times
 // (Time, Wall) and decode and preprocessing times' sum; Seq counts bins
