@@ -77,7 +77,7 @@ func (f *framer) offer(ctx context.Context, jobs chan batch, j job) {
 // light is the job without its frames: what a skipped window's
 // diagnostic needs.
 func (j job) light() job {
-	l := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single}
+	l := job{clips: make([]estimator.Clip, len(j.clips)), start: j.start, end: j.end, frames: j.frames, single: j.single, bin: j.bin}
 	if j.ambient != nil {
 		a := *j.ambient
 		a.corr = nil
@@ -153,15 +153,15 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 				if len(kept) > max(f.events.Keep, f.events.MinEvents) {
 					kept = kept[1:]
 				}
-				f.offer(ctx, jobs, eventJob([]*window.Event{e}, true))
+				f.offer(ctx, jobs, eventJob([]*window.Event{e}, true).binned(bin.N()))
 				if len(kept) >= f.events.MinEvents {
-					f.offer(ctx, jobs, eventJob(kept, false))
+					f.offer(ctx, jobs, eventJob(kept, false).binned(bin.N()))
 				}
 			}
 			continue
 		}
 		if w != nil {
-			f.offer(ctx, jobs, windowJob(w))
+			f.offer(ctx, jobs, windowJob(w).binned(bin.N()))
 		}
 	}
 }
@@ -200,6 +200,12 @@ func windowJob(w *window.Window) job {
 		end: w.Frames[len(w.Frames)-1].Wall, frames: len(w.Frames), first: w.Frames[0].Seq, hop: w.Hop,
 		srcW: w.Frames[0].SrcW, srcH: w.Frames[0].SrcH}
 	j.addRefs(w.Frames)
+	return j
+}
+
+// binned is the job with its frames' bin (window.Binner.N).
+func (j job) binned(n int) job {
+	j.bin = n
 	return j
 }
 

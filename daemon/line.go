@@ -35,6 +35,18 @@ type job struct {
 	// how many frames apart windows start (0 for events), for the
 	// tracker (tracker.Stream).
 	first, hop int
+	// bin is how many camera frames each of the job's frames averages
+	// (windows.bin; 0 or 1: one).
+	bin int
+}
+
+// binOrZero is the job's bin as its messages carry it: 0 (absent) when
+// each frame is one camera frame.
+func (j job) binOrZero() int {
+	if j.bin > 1 {
+		return j.bin
+	}
+	return 0
 }
 
 // publisher is what a line needs of the message bus (the NATS bus

@@ -102,7 +102,7 @@ func ptr(v float64) *float64 { return &v }
 func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, amp *wire.Amplitude,
 	amb *wire.Ambient, v ...window.Verdict) {
 	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
-		Frames: j.frames, Events: j.events(), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
+		Frames: j.frames, Events: j.events(), Bin: j.binOrZero(), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
 		Reasons: reasons, LoneEvent: j.single, Amplitude: amp, Ambient: amb}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
@@ -145,7 +145,7 @@ func finitePtr(v float64) *float64 {
 func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, amb *wire.Ambient, v window.Verdict) {
 	ph := r.Physics
 	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
-		Frames: j.frames, Events: j.events(), Ambient: amb, Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
+		Frames: j.frames, Events: j.events(), Bin: j.binOrZero(), Ambient: amb, Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
 		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info, Amplitude: amp}
 	if err := c.bus.publish(ctx, &e); err != nil {

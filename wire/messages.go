@@ -29,6 +29,9 @@ type Estimate struct {
 	// sliding window).
 	Frames int `json:"frames"`
 	Events int `json:"events"`
+	// Bin is how many of the camera's frames each of Frames averages
+	// (config windows.bin); absent when each is one camera frame.
+	Bin int `json:"bin,omitempty"`
 	// Gamma0 and Gamma1 are the coefficients of z'' + γ1 z' + γ0 z = 0
 	// with their 1σ uncertainties.
 	Gamma0      float64 `json:"gamma0"`
@@ -247,6 +250,9 @@ type Diagnostic struct {
 	WindowEnd   time.Time `json:"window_end"`
 	Frames      int       `json:"frames"`
 	Events      int       `json:"events"`
+	// Bin is how many camera frames each of Frames averages (as
+	// Estimate.Bin); absent when one.
+	Bin int `json:"bin,omitempty"`
 	// Verdict is certified, undamped-uncertified, not-certified, error
 	// or skipped.
 	Verdict   string   `json:"verdict"`
@@ -426,7 +432,7 @@ func MsgID(node, camera, kind string, start, end time.Time) string {
 // DecodeEstimate parses an estimate message and checks it against its
 // schema (docs/schema/estimate.v1.json): the schema string, every required
 // field present, and the values a certified estimate has (a camera name,
-// frames and events ≥ 1, σ ≥ 0, a known regime, certified true, the window
+// frames and events ≥ 1, a bin ≥ 2 if any, σ ≥ 0, a known regime, certified true, the window
 // not ending before it starts, an amplitude's numbers ≥ 0 and its
 // millimetres all there or none, an ambient record's counts). An error
 // names the field.
@@ -466,6 +472,8 @@ func (e *Estimate) check() error {
 		return fmt.Errorf("field frames: is %d, want ≥ 1", e.Frames)
 	case e.Events < 1:
 		return fmt.Errorf("field events: is %d, want ≥ 1", e.Events)
+	case e.Bin != 0 && e.Bin < 2:
+		return fmt.Errorf("field bin: is %d, want ≥ 2 (absent when each frame is one camera frame)", e.Bin)
 	case !e.Certified:
 		return fmt.Errorf("field certified: is false; the estimate subject carries certified estimates only")
 	}

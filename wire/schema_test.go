@@ -22,8 +22,8 @@ func TestMessagesMatchSchemas(t *testing.T) {
 	g := 4.0
 	amp := NewAmplitude(1.2, 0.05, "flow", 0.5)
 	msgs := map[string]any{
-		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp},
-		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp},
+		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp},
+		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp},
 		"status.v1.json":     Status{Schema: SchemaStatus, Node: "b1", Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
 		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
 	}
@@ -112,6 +112,8 @@ func TestDecodeEstimateChecks(t *testing.T) {
 		{"window_end", func(e *Estimate) { e.WindowEnd = e.WindowStart.Add(-time.Second) }},
 		{"frames", func(e *Estimate) { e.Frames = 0 }},
 		{"events", func(e *Estimate) { e.Events = -1 }},
+		{"bin", func(e *Estimate) { e.Bin = 1 }},
+		{"bin", func(e *Estimate) { e.Bin = -2 }},
 		{"certified", func(e *Estimate) { e.Certified = false }},
 		{"gamma0_sigma", func(e *Estimate) { e.Gamma0Sigma = -1 }},
 		{"zeta_sigma", func(e *Estimate) { e.ZetaSigma = -0.5 }},
