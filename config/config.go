@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -308,15 +309,31 @@ type Windows struct {
 	// MaxGap: a frame step longer than MaxGap × the nominal step is a gap,
 	// and no window spans a gap. Must be > 1.
 	MaxGap float64 `yaml:"max_gap"`
-	// Bin averages each run of Bin consecutive frames into one before the
-	// windows are cut (window.Binner): the line analyses fps/Bin frames a
+	// Bin decimates the frames in time before the windows are cut
+	// (window.Binner: every Bin-th frame becomes the triangular-weighted
+	// mean of the 2·Bin−1 around it): the line analyses fps/Bin frames a
 	// second for about 1/Bin of the work. The ODE is unchanged by it; the
-	// mode must stay well below the binned Nyquist rate fps/(2·Bin), and
-	// so must everything else that moves in view, which a mean of frames
-	// does not filter out: faster motion folds into the band. 0 or 1:
-	// every frame as it comes. Not for ambient lines, whose readout
-	// already costs little a frame.
-	Bin int `yaml:"bin"`
+	// mode must stay well below the binned rate. BinAuto ("auto", the
+	// default) lets each sliding-window line choose from its own
+	// certified estimates (window.AutoBin); 0 or 1: every frame as it
+	// comes. Not for ambient lines, whose readout already costs little a
+	// frame; auto leaves event lines unbinned.
+	Bin Bin `yaml:"bin"`
+}
+
+// Bin is a decimation in time: a number of frames (0 or 1: none), or
+// BinAuto.
+type Bin int
+
+// BinAuto is the decimation "auto": chosen by the line (window.AutoBin).
+const BinAuto Bin = -1
+
+// String is "auto" for BinAuto, else the number.
+func (b Bin) String() string {
+	if b == BinAuto {
+		return "auto"
+	}
+	return strconv.Itoa(int(b))
 }
 
 // Events configures multi-trajectory mode: the camera's video is cut into
@@ -655,7 +672,7 @@ type WindowOverride struct {
 	Hop time.Duration `yaml:"hop"`
 	// Bin replaces Windows.Bin unless 0: binning suits a structure's
 	// frequency, which is each camera's (or zone's) own.
-	Bin int `yaml:"bin"`
+	Bin Bin `yaml:"bin"`
 }
 
 // EffectiveWindow returns the windows this camera uses: the global ones
@@ -671,7 +688,7 @@ func (c Camera) EffectiveWindow(global Windows) Windows {
 	if c.Window.Hop > 0 {
 		w.Hop = c.Window.Hop
 	}
-	if c.Window.Bin > 0 {
+	if c.Window.Bin != 0 {
 		w.Bin = c.Window.Bin
 	}
 	if c.Mode == ModeAmbient {
@@ -823,7 +840,7 @@ func Default() *Config {
 			Heartbeat:     10 * time.Second,
 			ReconnectWait: 2 * time.Second,
 		},
-		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5, Bin: 1},
+		Windows: Windows{Length: 4712 * time.Millisecond, Hop: time.Second, MaxGap: 1.5, Bin: BinAuto},
 		Events: Events{MinEvents: 3, Keep: 6, MotionThreshold: 1e-4,
 			Quiet: time.Second, MaxLength: 10 * time.Second},
 		Estimator: Estimator{

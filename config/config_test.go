@@ -190,7 +190,7 @@ cameras:
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
 	}
-	if got := cfg.Cameras[0].EffectiveWindow(cfg.Windows); got != (Windows{Length: 10 * time.Second, Hop: 250 * time.Millisecond, MaxGap: 1.5, Bin: 1}) {
+	if got := cfg.Cameras[0].EffectiveWindow(cfg.Windows); got != (Windows{Length: 10 * time.Second, Hop: 250 * time.Millisecond, MaxGap: 1.5, Bin: BinAuto}) {
 		t.Errorf("EffectiveWindow = %+v", got)
 	}
 	if got := cfg.Cameras[1].EffectiveWindow(cfg.Windows); got != cfg.Windows {

@@ -257,6 +257,22 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	case t == reflect.TypeFor[time.Duration]():
 		d.duration(n, v, path)
 		return
+	case t == reflect.TypeFor[Bin]():
+		// A number of frames, or "auto".
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Value == BinAuto.String() {
+			v.SetInt(int64(BinAuto))
+			return
+		}
+		var i int64
+		if !d.scalar(n, path, "auto or an integer ≥ 0") {
+			return
+		}
+		if n.ShortTag() != "!!int" || n.Decode(&i) != nil || i < 0 || i >= 1<<31 {
+			d.errorf(n, path, nil, "want auto or an integer ≥ 0, got %s", quote(n))
+			return
+		}
+		v.SetInt(i)
+		return
 	case t == reflect.TypeFor[Secret]():
 		if s, ok := d.text(n, path, "a string"); ok {
 			sec, err := resolveSecret(s)

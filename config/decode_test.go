@@ -247,10 +247,16 @@ func TestParseErrors(t *testing.T) {
 				"windows: {bin: 9}\n" +
 				"cameras:\n" +
 				"  - name: a\n" +
-				"    window: {bin: -1}\n",
+				"    window: {bin: -1}\n" +
+				"  - name: b\n" +
+				"    window: {bin: automatic}\n" +
+				"  - name: c\n" +
+				"    window: {bin: 12}\n",
 			want: []string{
-				`physd.yaml:1:16: windows.bin: is 9, want 0…8 (frames averaged into one; 0 or 1: none)`,
-				`physd.yaml:4:19: cameras[0].window.bin: is -1, want 1…8 (or 0 for windows.bin)`,
+				`physd.yaml:1:16: windows.bin: is 9, want auto or 0…8 (frames decimated into one; 0 or 1: none)`,
+				`physd.yaml:4:19: cameras[0].window.bin: want auto or an integer ≥ 0, got "-1"`,
+				`physd.yaml:6:19: cameras[1].window.bin: want auto or an integer ≥ 0, got "automatic"`,
+				`physd.yaml:8:19: cameras[2].window.bin: is 12, want auto or 1…8 (or 0 for windows.bin)`,
 			},
 		},
 		{

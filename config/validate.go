@@ -489,14 +489,15 @@ func (v *validator) windows(w Windows) {
 	if !(w.MaxGap > 1) {
 		v.errorf("windows.max_gap", "is %v, want > 1 (a multiple of the nominal frame step)", w.MaxGap)
 	}
-	if w.Bin < 0 || w.Bin > MaxBin {
-		v.errorf("windows.bin", "is %d, want 0…%d (frames averaged into one; 0 or 1: none)", w.Bin, MaxBin)
+	if (w.Bin < 0 && w.Bin != BinAuto) || w.Bin > MaxBin {
+		v.errorf("windows.bin", "is %d, want auto or 0…%d (frames decimated into one; 0 or 1: none)", w.Bin, MaxBin)
 	}
 }
 
-// MaxBin is the most frames windows.bin may average into one: beyond it a
-// 30 fps camera is analysed at under 4 frames a second.
-const MaxBin = 8
+// MaxBin is the most frames windows.bin may decimate into one (and the
+// most auto chooses): beyond it a 30 fps camera is analysed at under 4
+// frames a second.
+const MaxBin Bin = 8
 
 func (v *validator) events(e Events) {
 	if e.MinEvents < 1 {
@@ -707,12 +708,12 @@ func (v *validator) windowOverride(p string, o WindowOverride, base *Windows, ca
 		v.errorf(p+".hop", "is %v, want > 0 (or 0 for %s)", o.Hop, hop)
 		ok = false
 	}
-	if o.Bin < 0 || o.Bin > MaxBin {
+	if (o.Bin < 0 && o.Bin != BinAuto) || o.Bin > MaxBin {
 		bin := "windows.bin"
 		if whose == "zone" {
 			bin = "the camera's bin"
 		}
-		v.errorf(p+".bin", "is %d, want 1…%d (or 0 for %s)", o.Bin, MaxBin, bin)
+		v.errorf(p+".bin", "is %d, want auto or 1…%d (or 0 for %s)", o.Bin, MaxBin, bin)
 		ok = false
 	}
 	if cam.Mode == ModeAmbient {

@@ -66,9 +66,9 @@ func TestZonesLoad(t *testing.T) {
 		size   int
 		window Windows
 	}{
-		{0, 48, Windows{Length: 10 * time.Second, Hop: time.Second, MaxGap: 1.5, Bin: 1}},
-		{1, 96, Windows{Length: 20 * time.Second, Hop: 4 * time.Second, MaxGap: 1.5, Bin: 1}},
-		{2, 48, Windows{Length: 10 * time.Second, Hop: 3 * time.Second, MaxGap: 1.5, Bin: 1}},
+		{0, 48, Windows{Length: 10 * time.Second, Hop: time.Second, MaxGap: 1.5, Bin: BinAuto}},
+		{1, 96, Windows{Length: 20 * time.Second, Hop: 4 * time.Second, MaxGap: 1.5, Bin: BinAuto}},
+		{2, 48, Windows{Length: 10 * time.Second, Hop: 3 * time.Second, MaxGap: 1.5, Bin: BinAuto}},
 	} {
 		zc := cam.ZoneCamera(cam.Zones[tc.zone])
 		if zc.ROI != cam.Zones[tc.zone].ROI || zc.Size != tc.size || zc.Zones != nil {

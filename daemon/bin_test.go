@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/physd/physd/config"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/wire"
 )
@@ -37,5 +38,84 @@ func TestBinnedCamera(t *testing.T) {
 		if e.Frames < 45 || e.Frames > 48 {
 			t.Errorf("a binned window holds %d frames, want 47 ± 2", e.Frames)
 		}
+	}
+}
+
+// TestAutoBinnedCamera runs the default synthetic pendulum with the
+// default windows.bin, auto: it starts at the full rate, and once a
+// window is certified (γ0 = 4 at 20 fps: sixteen bins a period would
+// allow 3, the window's 48 bins allow 2) its windows are binned by 2; the
+// estimates before and after are within the estimator's accuracy bar.
+func TestAutoBinnedCamera(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the daemon for tens of seconds")
+	}
+	cfg := testConfig()
+	if cfg.Windows.Bin != config.BinAuto {
+		t.Fatalf("windows.bin is %v by default, want auto", cfg.Windows.Bin)
+	}
+	r := start(t, cfg, t.TempDir())
+	c := collect(t, r.d)
+	count := func(bin int) int {
+		n := 0
+		for _, e := range estimates(t, c) {
+			if e.Bin == bin {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, 120*time.Second, "a certified estimate at the full rate, then three binned by 2", func() bool { return count(0) >= 1 && count(2) >= 3 })
+	g1, g0 := sim.GroundTruth(sim.RegimeUnderdamped)
+	binned := false
+	for _, e := range estimates(t, c) {
+		t.Logf("estimate: bin %d, %d frames, γ0 %.5f ± %.5f γ1 %.5f ± %.5f", e.Bin, e.Frames, e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma)
+		if math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > 0.004 {
+			t.Errorf("certified γ0 %.5f γ1 %.5f: want (%.4f, %.4f) within the bar", e.Gamma0, e.Gamma1, g0, g1)
+		}
+		switch {
+		case e.Bin == 2:
+			binned = true
+		case e.Bin != 0 || binned:
+			t.Errorf("estimate says bin %d after %v binned ones, want full rate (0) and then 2", e.Bin, binned)
+		}
+	}
+}
+
+// An auto line's framing takes the decimation its certified windows ask
+// for, drops requests learned from windows of another decimation (in
+// flight across a change), and looks at the full rate again every probe.
+func TestAutoBinProbes(t *testing.T) {
+	c := &binChoice{}
+	a := &autoBin{choice: c, probe: 10 * time.Minute}
+	if n, why := a.next(1, 0); n != 1 || why != "" {
+		t.Fatalf("no request: bin %d (%q), want 1", n, why)
+	}
+	c.req.Store(3<<8 | 1) // bin 3, learned at the full rate
+	if n, _ := a.next(1, time.Second); n != 3 {
+		t.Fatalf("bin %d, want 3", n)
+	}
+	c.req.Store(2<<8 | 1) // learned from a full-rate window still in flight
+	if n, why := a.next(3, 2*time.Second); n != 3 || why != "" {
+		t.Errorf("a stale request moved the bin to %d (%q)", n, why)
+	}
+	if n, _ := a.next(3, 9*time.Minute); n != 3 {
+		t.Errorf("bin %d before the probe, want 3", n)
+	}
+	if n, why := a.next(3, 10*time.Minute+time.Second); n != 1 || why == "" {
+		t.Errorf("bin %d (%q) after 10 min, want 1: a probe at the full rate", n, why)
+	}
+	c.req.Store(2<<8 | 3) // learned at bin 3 before the probe
+	if n, _ := a.next(1, 10*time.Minute+2*time.Second); n != 1 {
+		t.Errorf("a request from before the probe moved the bin to %d", n)
+	}
+	c.req.Store(2<<8 | 1)
+	if n, _ := a.next(1, 10*time.Minute+9*time.Second); n != 2 {
+		t.Errorf("bin %d after the probe certified, want 2", n)
+	}
+	// A fixed decimation has no autoBin.
+	var fixed *autoBin
+	if n, why := fixed.next(2, time.Hour); n != 2 || why != "" {
+		t.Errorf("fixed bin moved to %d (%q)", n, why)
 	}
 }

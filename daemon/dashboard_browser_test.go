@@ -221,7 +221,9 @@ func TestDashboardBrowser(t *testing.T) {
 	d = poll("the frames to load", 10*time.Second, func(d dashDOM) bool { return d.FrameWidth > 0 && d.SourceWidth > 0 })
 	t.Logf("latent: %d points (path %d), fitted %d, %d crossings; frame %d px, source %d px, %d ROI rect(s); first verdict %q",
 		d.LatentPoints, d.LatentPathPts, d.FittedPoints, d.Crossings, d.FrameWidth, d.SourceWidth, d.ROIRects, d.VerdictText)
-	if d.LatentPoints < 80 || d.LatentPathPts < 80 || d.FittedPoints < 80 || d.Crossings == 0 {
+	// A window's frames: 95 at the pendulum's 20 fps, 48 once windows.bin:
+	// auto has binned them by 2 (after the first certificate).
+	if d.LatentPoints < 45 || d.LatentPathPts < 45 || d.FittedPoints < 45 || d.Crossings == 0 {
 		t.Errorf("latent plot: %d points (path %d), fitted %d, %d crossings", d.LatentPoints, d.LatentPathPts, d.FittedPoints, d.Crossings)
 	}
 	// A window the estimator fell behind on is listed as skipped: on a

@@ -40,7 +40,9 @@ type framer struct {
 	// cut is a zone's cut of its camera's whole gray frames (cutZone),
 	// with its own working memory; source is then the zone's state,
 	// whether its region fits.
-	cut         *stream.GrayReader
+	cut *stream.GrayReader
+	// auto is windows.bin: auto's choice (nil: a fixed decimation).
+	auto        *autoBin
 	count       *counters
 	source      *sourceState
 	dash        *camDash
@@ -104,17 +106,17 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 		return
 	}
 	// Frames are binned in time before the windows are cut
-	// (windows.bin); the slicer's nominal rate is the bins'.
-	fps := f.fps
-	if f.window.Bin > 1 {
-		fps /= float64(f.window.Bin)
+	// (windows.bin); the slicer's nominal rate is the bins'. An auto line
+	// starts at the full rate.
+	n := max(int(f.window.Bin), 1)
+	if f.auto != nil {
+		n = 1
 	}
-	newSlicer := func() *window.Slicer {
-		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: fps}) // checked before the source opened
+	newSlicer := func(n int) *window.Slicer {
+		s, _ := window.NewSlicer(window.SlicerOptions{Length: f.window.Length, Hop: f.window.Hop, MaxGap: f.window.MaxGap, FPS: f.fps / float64(n)}) // checked before the source opened
 		return s
 	}
-	slicer := newSlicer()
-	bin := window.NewBinner(f.window.Bin)
+	slicer, bin := newSlicer(n), window.NewBinner(n)
 	var cutter *window.EventCutter
 	if f.mode == config.ModeEvents {
 		ev := f.events
@@ -123,10 +125,14 @@ func (f *framer) run(ctx context.Context, in <-chan sourceItem, jobs chan batch)
 	var kept []*window.Event
 	for it := range in {
 		if it.restart {
-			slicer, bin = newSlicer(), window.NewBinner(f.window.Bin)
+			slicer, bin = newSlicer(bin.N()), window.NewBinner(bin.N())
 			continue
 		}
 		fr := it.frame
+		if m, why := f.auto.next(bin.N(), fr.Time); why != "" {
+			f.log.Info("frames binned anew: windows restart", "bin", m, "was", bin.N(), "why", why)
+			slicer, bin = newSlicer(m), window.NewBinner(m)
+		}
 		if f.cut != nil {
 			var ok bool
 			if fr, ok = f.cutZone(fr); !ok {

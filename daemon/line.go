@@ -131,6 +131,9 @@ type line struct {
 	// scale is the line's millimetres per source pixel: its camera's (or
 	// zone's) scale when built, and a reload's since (applyScales).
 	scale lineScale
+	// bins is windows.bin: auto's choice, from reporting to framing (nil:
+	// a fixed decimation).
+	bins *binChoice
 }
 
 // shared is what the lines of a daemon share: its bus and board name, its
@@ -158,6 +161,9 @@ func newLine(s lineSpec, sh shared, cam *camera) *line {
 	l := &line{spec: s, cfg: s.cam, zone: s.zone, log: s.log, src: s.src, bus: sh.bus, node: sh.node, onEst: sh.onEst,
 		gate: sh.gate, trainTime: sh.trainTime, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), rec: newRecord(), dash: s.dash}
 	l.attachTo(cam)
+	if s.window.Bin == config.BinAuto && s.cam.Mode == config.ModeSingle {
+		l.bins = &binChoice{}
+	}
 	l.scale.set(s.cam.Scale.MMPerPx())
 	l.source.set(wire.StateStarting, "")
 	l.alertsBase = loadBaseline(s.dir, s.log)
@@ -212,6 +218,9 @@ func (l *line) framer() *framer {
 	if s.cut != nil {
 		f.cut = stream.NewGrayReader(*s.cut)
 	}
+	if l.bins != nil {
+		f.auto = &autoBin{choice: l.bins, probe: autoBinProbe}
+	}
 	return f
 }
 
@@ -225,5 +234,5 @@ func (l *line) reporter() *reporter {
 	s := l.spec
 	return &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
 		trainTime: l.trainTime, alerts: newAlerter(s.cam.Name, s.alerts, l.alertsBase), rec: l.rec, dash: l.dash, work: &l.work,
-		scale: &l.scale, window: l.recordWindow}
+		scale: &l.scale, window: l.recordWindow, bins: l.bins}
 }

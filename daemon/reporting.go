@@ -34,6 +34,9 @@ type reporter struct {
 	scale *lineScale
 	// window tells the line's dashboard of a finished window.
 	window func(*wire.Diagnostic, *estimator.Result, *wire.EncoderInfo)
+	// bins learns windows.bin: auto's decimation from certified windows
+	// (nil: a fixed one).
+	bins *binChoice
 }
 
 // lineScale is a line's millimetres per source pixel (0: no scale), read
@@ -87,6 +90,7 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, o.ambient, v)
 			if v.Certified && !j.single {
 				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v)
+				c.bins.learn(j, o.res)
 			}
 		}
 		c.work.add(stagePublish, t0)

@@ -6,50 +6,75 @@ import (
 	"github.com/physd/physd/frame"
 )
 
-// Binner averages each run of N consecutive frames of one camera into one
-// frame: temporal binning, which analyses a 30 fps camera at 30/N frames a
-// second for about 1/N of the per-window work (every step past decoding
-// reads each frame of each window).
+// Binner decimates one camera's frames by N in time: every Nth frame
+// becomes a bin, the weighted mean of the 2N−1 frames around it with the
+// triangular weights
+//
+//	w_j = (N − |j|) / N²,  j = −(N−1) … N−1,  Σ w_j = 1,
+//
+// so a 30 fps camera is analysed at 30/N frames a second for about 1/N of
+// the per-window work (every step past decoding reads each frame of each
+// window).
 //
 // Binning keeps the physics exactly. A free response is
-// z(t) = Σ_i c_i e^{λ_i t}, λ_i the roots of λ² + γ1 λ + γ0; its mean over
-// a bin of N samples Δt apart,
+// z(t) = Σ_i c_i e^{λ_i t}, λ_i the roots of λ² + γ1 λ + γ0; any fixed
+// weights over samples Δt apart give
 //
-//	(1/N) Σ_{j<N} z(t + jΔt) = Σ_i c_i (1/N Σ_{j<N} e^{λ_i jΔt}) e^{λ_i t},
+//	Σ_j w_j z(t + jΔt) = Σ_i c_i (Σ_j w_j e^{λ_i jΔt}) e^{λ_i t},
 //
-// is again a free response of the same ODE (other constants c_i), so
+// again a free response of the same ODE (other constants c_i), so
 // (γ1, γ0) are unchanged; a readout linear in the pixels (the small-motion
 // readout, sub-pixel images) reads the binned displacement exactly, and
-// white pixel noise falls by √N. What it costs: samples per period (N
-// times fewer: the mode must stay well below the binned Nyquist rate, fps
-// / 2N), blur within the bin for a large fast swing, and aliasing: the
-// mean of N frames is a weak low-pass (its gain at frequency f is
-// |sin(πfNΔt) / (N sin(πfΔt))|, 0.54 for a 6 Hz mode with N = 3 at
-// 30 fps), so anything in view moving faster than fps / 2N folds into
-// the band at reduced amplitude.
+// white pixel noise falls (its variance by Σ w_j² = (2N²+1)/(3N³), 0.23
+// for N = 3; neighbouring bins share N−1 frames, a noise correlation of
+// about 0.2).
 //
-// A bin's frame carries the mean of its frames' pixels (Pix, Ref), times
-// (Time, Wall) and decode and preprocessing times' sum; Seq counts bins
-// (a dropped input frame shows as a jump, so the Slicer breaks its
-// windows there too); Key is set when any frame of the bin is a key frame.
+// Why triangular weights and not a plain mean of N frames: decimation
+// folds motion near a multiple k·fps/N of the bins' rate into the band
+// near 0 where modes are fitted. The triangle is a mean of N convolved
+// with itself, so its gain, (sin(πfNΔt) / (N sin(πfΔt)))², is the mean's
+// squared: motion within fps/(8N) of fps/N — what would fold into the
+// band physd resolves at the binned step (eight samples a period,
+// estimator.MaxOmega) — is attenuated at least 28 dB for N = 2 and 31 dB
+// for N ≥ 3, where a mean of N frames gives 14–16 dB
+// (TestBinFoldsLittle). What it costs:
+// samples per period (N times fewer: the mode must stay well below the
+// binned rate; AutoBin keeps sixteen a period) and latency (a bin is
+// complete N−1 frames after its centre).
+//
+// A bin's frame carries the weighted mean of its frames' pixels (Pix,
+// Ref) and times (Time, Wall: its centre frame's for even spacing), the
+// decode and preprocessing times of the N frames it consumes; Seq counts
+// bins (a dropped input frame shows as a jump, so the Slicer breaks its
+// windows there too); Key is set when any frame it weighs is a key frame.
 // A bin never spans a jump in Seq, a change of frame size, or a frame
-// without pixels: the partial bin is dropped (Dropped counts its frames)
-// and binning starts again at the frame that broke it.
+// without pixels: the frames gathered are dropped (Dropped counts those
+// no bin has consumed) and binning starts again at the frame that broke
+// it.
 type Binner struct {
 	n   int
 	acc []frame.Frame
+	w   []float64
 	// seq is the next bin's Seq; lastIn the last input frame's.
 	seq, lastIn int
 	started     bool
-	// Dropped counts the input frames of partial bins dropped.
+	// Dropped counts the input frames gathered but not consumed by a bin
+	// when binning started again.
 	Dropped int
 }
 
 // NewBinner returns a Binner of n frames a bin; n ≤ 1 passes frames
 // through as they are.
-func NewBinner(n int) *Binner { return &Binner{n: max(n, 1)} }
+func NewBinner(n int) *Binner {
+	n = max(n, 1)
+	w := make([]float64, 2*n-1)
+	for j := range w {
+		w[j] = float64(n-max(j-(n-1), n-1-j)) / float64(n*n)
+	}
+	return &Binner{n: n, w: w}
+}
 
-// N is the number of frames a bin averages.
+// N is the decimation: how many camera frames a bin stands for.
 func (b *Binner) N() int { return b.n }
 
 // Push adds a frame and returns the bin it completes, if any.
@@ -60,15 +85,14 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	if len(b.acc) > 0 {
 		last := b.acc[len(b.acc)-1]
 		if f.Seq != last.Seq+1 || f.W != last.W || f.H != last.H || len(f.Ref) != len(last.Ref) {
-			b.Dropped += len(b.acc)
-			b.acc = b.acc[:0]
+			b.restart()
 		}
 	}
 	if len(f.Pix) == 0 {
 		// Nothing to average (a zone's whole picture before its cut): the
 		// caller should not bin such frames; count it and start again.
-		b.Dropped += len(b.acc) + 1
-		b.acc = b.acc[:0]
+		b.restart()
+		b.Dropped++
 		return frame.Frame{}, false
 	}
 	if b.started && len(b.acc) == 0 {
@@ -80,55 +104,63 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	}
 	b.lastIn, b.started = f.Seq, true
 	b.acc = append(b.acc, f)
-	if len(b.acc) < b.n {
+	if len(b.acc) < len(b.w) {
 		return frame.Frame{}, false
 	}
-	out := b.mean()
-	b.acc = b.acc[:0]
+	out := b.bin()
+	// The last N−1 frames are the next bin's first.
+	b.acc = append(b.acc[:0], b.acc[b.n:]...)
 	return out, true
 }
 
-// mean is the bin's frame: b.acc holds n frames of one size.
-func (b *Binner) mean() frame.Frame {
-	first := b.acc[0]
-	out := first
+// restart drops the frames gathered.
+func (b *Binner) restart() {
+	b.Dropped += len(b.acc)
+	clear(b.acc)
+	b.acc = b.acc[:0]
+}
+
+// bin is the bin of b.acc, 2N−1 frames of one size; it consumes the
+// first N.
+func (b *Binner) bin() frame.Frame {
+	centre := b.acc[b.n-1]
+	out := centre
 	out.Seq = b.seq
 	b.seq++
 	out.Gray = nil
-	out.Pix = averagePix(b.acc, func(f frame.Frame) []float64 { return f.Pix })
-	if len(first.Ref) > 0 {
-		out.Ref = averagePix(b.acc, func(f frame.Frame) []float64 { return f.Ref })
+	out.Pix = weighPix(b.acc, b.w, func(f frame.Frame) []float64 { return f.Pix })
+	if len(centre.Ref) > 0 {
+		out.Ref = weighPix(b.acc, b.w, func(f frame.Frame) []float64 { return f.Ref })
 	}
-	var dt, dw time.Duration
+	var dt, dw float64
 	out.Key, out.KeyKnown, out.KeyGuessed = false, true, false
 	out.Decode, out.Preprocess = 0, 0
-	for _, f := range b.acc {
-		dt += f.Time - first.Time
-		dw += f.Wall.Sub(first.Wall)
+	for j, f := range b.acc {
+		dt += b.w[j] * float64(f.Time-centre.Time)
+		dw += b.w[j] * float64(f.Wall.Sub(centre.Wall))
 		out.Key = out.Key || f.Key
 		out.KeyKnown = out.KeyKnown && f.KeyKnown
 		out.KeyGuessed = out.KeyGuessed || f.KeyGuessed
-		out.Decode += f.Decode
-		out.Preprocess += f.Preprocess
+		if j < b.n {
+			out.Decode += f.Decode
+			out.Preprocess += f.Preprocess
+		}
 	}
-	n := time.Duration(len(b.acc))
-	out.Time = first.Time + dt/n
-	out.Wall = first.Wall.Add(dw / n)
+	out.Time = centre.Time + time.Duration(dt)
+	out.Wall = centre.Wall.Add(time.Duration(dw))
 	return out
 }
 
-// averagePix is the pixelwise mean of what pix reads of each frame, into
-// a new slice (windows keep frames, so a bin's pixels are its own).
-func averagePix(fs []frame.Frame, pix func(frame.Frame) []float64) []float64 {
+// weighPix is Σ_j w_j pix(fs[j]), pixelwise, into a new slice (windows
+// keep frames, so a bin's pixels are its own).
+func weighPix(fs []frame.Frame, w []float64, pix func(frame.Frame) []float64) []float64 {
 	out := make([]float64, len(pix(fs[0])))
-	for _, f := range fs {
-		for i, v := range pix(f) {
-			out[i] += v
+	for j, f := range fs {
+		wj := w[j]
+		p := pix(f)[:len(out)]
+		for i, v := range p {
+			out[i] += wj * v
 		}
-	}
-	inv := 1 / float64(len(fs))
-	for i := range out {
-		out[i] *= inv
 	}
 	return out
 }

@@ -29,8 +29,9 @@ type Estimate struct {
 	// sliding window).
 	Frames int `json:"frames"`
 	Events int `json:"events"`
-	// Bin is how many of the camera's frames each of Frames averages
-	// (config windows.bin); absent when each is one camera frame.
+	// Bin is the decimation in time: each of Frames stands for Bin camera
+	// frames (window.Binner; config windows.bin, a number or chosen by the
+	// line under auto); absent when each is one camera frame.
 	Bin int `json:"bin,omitempty"`
 	// Gamma0 and Gamma1 are the coefficients of z'' + γ1 z' + γ0 z = 0
 	// with their 1σ uncertainties.
@@ -250,8 +251,8 @@ type Diagnostic struct {
 	WindowEnd   time.Time `json:"window_end"`
 	Frames      int       `json:"frames"`
 	Events      int       `json:"events"`
-	// Bin is how many camera frames each of Frames averages (as
-	// Estimate.Bin); absent when one.
+	// Bin is the decimation in time (as Estimate.Bin); absent when
+	// none.
 	Bin int `json:"bin,omitempty"`
 	// Verdict is certified, undamped-uncertified, not-certified, error
 	// or skipped.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -105,6 +106,21 @@ type windowCounter struct {
 	windows, certified, skipped, estimates atomic.Int64
 	mu                                     sync.Mutex
 	g1, g0                                 []float64 // the estimates' (γ1, γ0)
+	// bins counts the estimates by their decimation (wire.Estimate.Bin;
+	// 1 for none).
+	bins map[int]int
+}
+
+// estimateBins are the estimates' decimations and how many had each,
+// e.g. "bin 1 ×2, bin 3 ×18" ("" when none were counted).
+func (w *windowCounter) estimateBins() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var parts []string
+	for _, b := range slices.Sorted(maps.Keys(w.bins)) {
+		parts = append(parts, fmt.Sprintf("bin %d ×%d", b, w.bins[b]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // certifiedGammas are the (γ1, γ0) of the estimates counted.
@@ -158,10 +174,15 @@ func (w *windowCounter) subscribe(nc *nats.Conn) error {
 		var e struct {
 			Gamma0 float64 `json:"gamma0"`
 			Gamma1 float64 `json:"gamma1"`
+			Bin    int     `json:"bin"`
 		}
 		if json.Unmarshal(m.Data, &e) == nil {
 			w.mu.Lock()
 			w.g1, w.g0 = append(w.g1, e.Gamma1), append(w.g0, e.Gamma0)
+			if w.bins == nil {
+				w.bins = map[int]int{}
+			}
+			w.bins[max(e.Bin, 1)]++
 			w.mu.Unlock()
 		}
 	}

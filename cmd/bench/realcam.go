@@ -84,6 +84,7 @@ type realRun struct {
 	untrained  float64
 	frames     float64
 	g1, g0     []float64 // the certified estimates published meanwhile
+	bins       string    // their decimations (windowCounter.estimateBins)
 }
 
 // gammas summarises the certified estimates: their medians and ranges.
@@ -91,8 +92,12 @@ func (r *realRun) gammas() string {
 	if len(r.g1) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; certified γ1 median %.4f [%.4f, %.4f], γ0 median %.3f [%.3f, %.3f]",
+	s := fmt.Sprintf("; certified γ1 median %.4f [%.4f, %.4f], γ0 median %.3f [%.3f, %.3f]",
 		median(r.g1), slices.Min(r.g1), slices.Max(r.g1), median(r.g0), slices.Min(r.g0), slices.Max(r.g0))
+	if r.bins != "" {
+		s += " (" + r.bins + ")"
+	}
+	return s
 }
 
 // realSource is how a real camera reads the clip: from the loopback RTSP
@@ -519,6 +524,7 @@ func runRealDaemon(ctx context.Context, b realBinary, cams []realCamera, lines i
 	wc := d.wc
 	r.windows, r.certified, r.skipped, r.estimates = wc.windows.Load(), wc.certified.Load(), wc.skipped.Load(), wc.estimates.Load()
 	r.g1, r.g0 = wc.certifiedGammas()
+	r.bins = wc.estimateBins()
 	r.stage = map[string]float64{}
 	for _, s := range realStages {
 		l := `stage="` + s + `"`

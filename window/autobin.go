@@ -1,0 +1,45 @@
+package window
+
+import (
+	"math"
+	"math/cmplx"
+)
+
+// AutoSamplesPerPeriod is the fewest bins a period of the certified mode
+// keeps under AutoBin: twice the eight per period the estimator resolves
+// (estimator.MaxOmega), so the mode may double before it leaves the band,
+// and the Binner's triangle passes it at more than 0.98 of its amplitude.
+const AutoSamplesPerPeriod = 16
+
+// AutoMinFrames is the fewest bins a window keeps under AutoBin: the
+// default pendulum's 4.7 s window at bin 2, the shortest the daemon's
+// tests certify it from (daemon.TestBinnedCamera).
+const AutoMinFrames = 48
+
+// AutoBin is the decimation a sliding-window line chooses (windows.bin:
+// auto) from a window it certified with (γ1, γ0): the window held frames
+// frames dt seconds apart, each standing for cur camera frames. It is the
+// largest N ≤ maxN (and at least 1) with
+//
+//	N·Δt_cam·|λ|max ≤ 2π / AutoSamplesPerPeriod,  Δt_cam = dt / cur,
+//	round(T / (N·Δt_cam)) + 1 ≥ AutoMinFrames,  T = (frames−1)·dt,
+//
+// (the second is the bins a window of the same span holds, as the
+// Slicer counts them),
+// |λ|max the largest magnitude of the roots of λ² + γ1 λ + γ0: √γ0 for an
+// underdamped mode (its natural frequency), the faster decay rate for an
+// overdamped one. A γ that is not finite, or γ0 ≤ 0, gives 1.
+func AutoBin(gamma1, gamma0, dt float64, frames, cur, maxN int) int {
+	if !(gamma0 > 0) || math.IsInf(gamma0, 0) || math.IsNaN(gamma1) || math.IsInf(gamma1, 0) || !(dt > 0) || cur < 1 || frames < 1 {
+		return 1
+	}
+	d := cmplx.Sqrt(complex(gamma1*gamma1/4-gamma0, 0))
+	fast := max(cmplx.Abs(complex(-gamma1/2, 0)+d), cmplx.Abs(complex(-gamma1/2, 0)-d))
+	camDt := dt / float64(cur)
+	span := float64(frames-1) * dt
+	n := min(int(2*math.Pi/AutoSamplesPerPeriod/(camDt*fast)), maxN)
+	for n > 1 && int(span/(float64(n)*camDt)+0.5)+1 < AutoMinFrames {
+		n--
+	}
+	return max(n, 1)
+}
