@@ -63,6 +63,9 @@ func (a *autoBin) next(cur int, t time.Duration) (int, string) {
 	if a == nil {
 		return cur, ""
 	}
+	if t < a.since {
+		a.since = t // the stream started again: its clock with it
+	}
 	if n, ok := a.choice.take(cur); ok {
 		a.since = t
 		return n, "chosen from a certified window (window.AutoBin)"

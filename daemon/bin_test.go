@@ -113,6 +113,18 @@ func TestAutoBinProbes(t *testing.T) {
 	if n, _ := a.next(1, 10*time.Minute+9*time.Second); n != 2 {
 		t.Errorf("bin %d after the probe certified, want 2", n)
 	}
+	// A stream that starts again restarts its clock: the probe counts
+	// from there.
+	c.req.Store(3<<8 | 2)
+	if n, _ := a.next(2, 11*time.Minute); n != 3 {
+		t.Fatalf("bin %d, want 3", n)
+	}
+	if n, _ := a.next(3, 5*time.Second); n != 3 {
+		t.Errorf("bin %d just after the stream restarted, want 3", n)
+	}
+	if n, _ := a.next(3, 10*time.Minute+5*time.Second); n != 1 {
+		t.Errorf("bin %d 10 min after the stream restarted, want 1", n)
+	}
 	// A fixed decimation has no autoBin.
 	var fixed *autoBin
 	if n, why := fixed.next(2, time.Hour); n != 2 || why != "" {
