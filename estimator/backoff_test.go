@@ -3,18 +3,18 @@ package estimator
 import "testing"
 
 // The shared schedule: nothing is held before two refusals in a row;
-// then 1, 2, 4, 8, 8 … windows of like motion are held between tries,
-// and an accepted window ends the count.
+// then 1, 2, 4, … 64, 64 … windows of like motion are held between
+// tries, and an accepted window ends the count.
 func TestBackoffSchedule(t *testing.T) {
 	var b backoff
 	var tried []int
-	for i := range 30 {
+	for i := range 201 {
 		if !b.hold(1) {
 			tried = append(tried, i)
 			b.refuse(1, everyRefused)
 		}
 	}
-	want := []int{0, 1, 3, 6, 11, 20, 29}
+	want := []int{0, 1, 3, 6, 11, 20, 37, 70, 135, 200}
 	if len(tried) != len(want) {
 		t.Fatalf("tried windows %v, want %v", tried, want)
 	}

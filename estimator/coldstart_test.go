@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The backoff's schedule: after two refused cold starts, 1, 2, 4, 8, 8 …
-// windows are held between tries; a motion energy more than 2× outside
+// The backoff's schedule: after two refused cold starts, 1, 2, 4, 8, 16
+// … windows are held between tries; a motion energy more than 2× outside
 // the range of the refused windows' tries at once, and so does a certified
 // window unless the next refusal's energy lies in that range.
 func TestColdBackoffSchedule(t *testing.T) {
@@ -26,7 +26,7 @@ func TestColdBackoffSchedule(t *testing.T) {
 	}
 	got := tries(24, 1)
 	// Tried: windows 0 and 1; then held 1 (2), 2 (4, 5), 4 (7–10), 8
-	// (12–19), 8 (21–…).
+	// (12–19), 16 (21–…).
 	want := make([]bool, 24)
 	for _, i := range []int{0, 1, 3, 6, 11, 20} {
 		want[i] = true

@@ -46,8 +46,8 @@ type LearnerOptions struct {
 // not show the motion well, or the scene changed) a cold start on the
 // window gets a chance, and replaces the encoder if it is accepted. On a
 // scene that refuses the cold starts too (nothing certifiable in view),
-// they are held back: after two refused in a row, 1, 2, 4 and then at
-// most 8 windows pass between tries, until a window is certified or its
+// they are held back: after two refused in a row, 1, 2, 4, … and then
+// at most 64 windows pass between tries, until a window is certified or its
 // motion energy (mean per-pixel temporal variance) moves by more than 2×
 // outside the range of the refused ones'; after a certified window the
 // count resumes where it stood if the next refusal's energy lies in that

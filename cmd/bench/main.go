@@ -37,9 +37,10 @@ func main() {
 	daemonFor := flag.Duration("daemon", 30*time.Second, "steady-state measurement of the daemon per camera count (0: skip)")
 	realvid := flag.String("realvid", "../shared/realvid", "the real-footage dev set whose long windows are timed (skipped if missing)")
 	longRuns := flag.Int("long-runs", 5, "whole-process runs per long window (0: skip)")
-	// 60 s, not 30: at the back-off's cap a certifiable camera tries a
-	// cold start every 8 windows, and each is 10–15 % of its CPU; over 30
-	// windows one cold start more or less moved the figure by 0.3 point.
+	// 60 s, not 30: a certifiable camera tries a cold start every few
+	// windows (every 9th at the back-off's cap of 8 before 2026-12-02),
+	// and each is 10–15 % of its CPU; over 30 windows one cold start more
+	// or less moved the figure by 0.3 point.
 	realFor := flag.Duration("real", 60*time.Second, "steady-state measurement of the daemon on real-camera RTSP streams per scene and camera count (0: skip)")
 	realOnly := flag.Bool("real-only", false, "measure only the daemon on real-camera streams")
 	ambientFor := flag.Duration("ambient", 90*time.Second, "measurement of the daemon with one ambient camera (mode: ambient, 640×480 at 30 fps over loopback RTSP) per row of -ambient-rows (0: skip)")
