@@ -24,11 +24,11 @@ const AutoMinFrames = 48
 //	N·Δt_cam·|λ|max ≤ 2π / AutoSamplesPerPeriod,  Δt_cam = dt / cur,
 //	round(T / (N·Δt_cam)) + 1 ≥ AutoMinFrames,  T = (frames−1)·dt,
 //
-// (the second is the bins a window of the same span holds, as the
-// Slicer counts them),
-// |λ|max the largest magnitude of the roots of λ² + γ1 λ + γ0: √γ0 for an
-// underdamped mode (its natural frequency), the faster decay rate for an
-// overdamped one. A γ that is not finite, or γ0 ≤ 0, gives 1.
+// where |λ|max is the largest magnitude of the roots of
+// λ² + γ1 λ + γ0 (√γ0 for an underdamped mode, its natural frequency;
+// the faster decay rate for an overdamped one), and the second line
+// counts the bins a window of the same span holds, as the Slicer counts
+// them. A γ that is not finite, or γ0 ≤ 0, gives 1.
 func AutoBin(gamma1, gamma0, dt float64, frames, cur, maxN int) int {
 	if !(gamma0 > 0) || math.IsInf(gamma0, 0) || math.IsNaN(gamma1) || math.IsInf(gamma1, 0) || !(dt > 0) || cur < 1 || frames < 1 {
 		return 1
