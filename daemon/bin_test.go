@@ -14,8 +14,8 @@ import (
 // windows.bin 2: its windows hold half the frames, 10 a second (the
 // estimates say so: bin 2), and the
 // certified estimates are within the estimator's accuracy bar, as
-// unbinned ones are (a mean of a free response is a free response of
-// the same ODE).
+// unbinned ones are (fixed weights over a free response give a free
+// response of the same ODE).
 func TestBinnedCamera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the daemon for tens of seconds")

@@ -35,7 +35,7 @@ type job struct {
 	// how many frames apart windows start (0 for events), for the
 	// tracker (tracker.Stream).
 	first, hop int
-	// bin is how many camera frames each of the job's frames averages
+	// bin is how many camera frames each of the job's frames stands for
 	// (windows.bin; 0 or 1: one).
 	bin int
 }
