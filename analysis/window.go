@@ -77,7 +77,11 @@ type Report struct {
 	// window of several clips, or motion too large for the small-motion
 	// readout with no object followed.
 	Amplitude *flow.Amplitude
-	Times     Timings
+	// Peak is the highest frequency, in Hz, at which a readout of the
+	// window (the encoder's, the small-motion reading, each followed
+	// object) holds a spectral line (window.TopPeak); 0: none.
+	Peak  float64
+	Times Timings
 }
 
 // ErrConcurrentLearner reports Options.Concurrent with a learner's Fit.
@@ -172,6 +176,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	enc := a.rep.Encoder.Result
 	if a.opt.EncoderOnly {
 		a.rep.Result, a.rep.Verdict = enc, a.certify(enc)
+		a.rep.Peak = topPeak(enc)
 		return
 	}
 	t0 := time.Now()
@@ -197,6 +202,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	var tracked []*estimator.Result
 	a.rep.Result, a.rep.Verdict, tracked = ahead.Weigh(ctx, clips, enc, a.opt.Preset, a.opt.Thresholds, a.rep.Camera, a.opt.Log, extra...)
 	a.rep.Amplitude = amplitudeOf(a.rep.Result, small, reading, tracked, a.opt.SourcePx)
+	a.rep.Peak = topPeak(append(append([]*estimator.Result{enc}, extra...), tracked...)...)
 	if a.rep.Amplitude != nil && enc != nil {
 		for _, f := range enc.Frames {
 			a.rep.Amplitude.HeldShare = max(a.rep.Amplitude.HeldShare, flow.HeldShare(f))
@@ -210,6 +216,20 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx, amp.HeldShare)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
+}
+
+// topPeak is window.TopPeak over the latents of every readout rs.
+func topPeak(rs ...*estimator.Result) float64 {
+	var series [][]float64
+	dt := 0.0
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		series = append(series, r.Latents...)
+		dt = r.Dt
+	}
+	return window.TopPeak(series, dt)
 }
 
 // largeSwing and largeCover: an object followed through largeCover of the

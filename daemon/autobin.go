@@ -1,12 +1,12 @@
 package daemon
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/estimator"
-	"github.com/physd/physd/window"
+		"github.com/physd/physd/window"
 )
 
 // autoBinProbe is how long an auto-binned line runs decimated before it
@@ -16,24 +16,87 @@ import (
 const autoBinProbe = 10 * time.Minute
 
 // binChoice carries an auto-binned line's decimation (windows.bin: auto)
-// from its reporting stage, which learns it from certified windows
-// (window.AutoBin), to its framing stage, which applies it. The latest
-// request wins; one made from windows of another decimation than the
-// framer's (a window certified just before a change or a probe, still in
-// flight) is stale and dropped.
+// from its reporting stage, which learns it from the windows it
+// reports, to its framing stage, which applies it. The latest request
+// wins; one made from windows of another decimation than the framer's (a
+// window reported just before a change or a probe, still in flight) is
+// stale and dropped.
+//
+// What a window asks for (want):
+//   - a certified one: window.AutoBin of its mode, no coarser than the
+//     spectral lines of its readouts allow (window.AutoBinBand);
+//   - any other: what those lines allow, at most window.BlindBin, and no
+//     coarser than the line's last certified window asked for.
+//
+// When it is requested:
+//   - what a certified window's own mode asks for, at once (as a mode
+//     the line follows moves, so does its decimation);
+//   - a finer one the lines ask for, once binFiner windows in a row ask
+//     for one (the coarsest of theirs): a line one window shows (a seam,
+//     a burst of the codec's) does not restart the line's windows, and a
+//     mode that rose is seen a hop later;
+//   - a coarser one, once binSettle windows in a row allow it (the least
+//     of theirs).
 type binChoice struct {
 	// req is n<<8 | the bin of the window it was learned from; 0: none.
 	req atomic.Int64
+	// The reporting stage's own: the decimation its windows came at,
+	// what the last of them asked for, and what the line's last
+	// certified window asked for (0: none yet).
+	from  int
+	asked []int
+	cert  int
 }
 
-// learn requests the decimation a certified window r of job j calls for.
-func (c *binChoice) learn(j job, r *estimator.Result) {
-	if c == nil || r == nil || len(j.clips) == 0 {
+// binFiner and binSettle are how many windows in a row must ask for a
+// finer decimation, or allow a coarser one, before it is requested.
+const (
+	binFiner  = 2
+	binSettle = 3
+)
+
+// learn takes the decimation the outcome o of job j calls for.
+func (c *binChoice) learn(j job, o outcome) {
+	if c == nil || o.err != nil || o.skipped || j.single || len(j.clips) == 0 {
 		return
 	}
 	from := max(j.bin, 1)
-	n := window.AutoBin(r.Gamma1, r.Gamma0, j.clips[0].Dt, j.frames, from, int(config.MaxBin))
+	if from != c.from {
+		c.from, c.asked = from, c.asked[:0]
+	}
+	n, mode := c.want(j, o, from)
+	c.asked = append(c.asked, n)
+	if len(c.asked) > binSettle {
+		c.asked = c.asked[1:]
+	}
+	switch {
+	case mode && n != from:
+	case n < from && len(c.asked) >= binFiner && slices.Max(c.asked[len(c.asked)-binFiner:]) < from:
+		n = slices.Max(c.asked[len(c.asked)-binFiner:])
+	case n > from && len(c.asked) >= binSettle && slices.Min(c.asked) > from:
+		n = slices.Min(c.asked)
+	default:
+		return
+	}
+	c.asked = c.asked[:0]
 	c.req.Store(int64(n)<<8 | int64(from))
+}
+
+// want is the decimation o asks for, and whether a certified mode asks
+// for it (not only the window's spectral lines).
+func (c *binChoice) want(j job, o outcome, from int) (int, bool) {
+	dt, maxN := j.clips[0].Dt, int(config.MaxBin)
+	if o.verdict.Certified && o.res != nil {
+		m := window.AutoBin(o.res.Gamma1, o.res.Gamma0, dt, j.frames, from, maxN)
+		b := window.AutoBinBand(o.peak, dt, j.frames, from, maxN, false)
+		c.cert = m
+		return min(m, b), m <= b
+	}
+	n := window.AutoBinBand(o.peak, dt, j.frames, from, maxN, true)
+	if c.cert > 0 {
+		n = min(n, c.cert)
+	}
+	return n, false
 }
 
 // take returns the decimation last requested from windows binned by cur,
@@ -68,7 +131,7 @@ func (a *autoBin) next(cur int, t time.Duration) (int, string) {
 	}
 	if n, ok := a.choice.take(cur); ok {
 		a.since = t
-		return n, "chosen from a certified window (window.AutoBin)"
+		return n, "chosen from the windows' modes and spectral lines (window.AutoBin, window.AutoBinBand)"
 	}
 	if cur > 1 && t-a.since >= a.probe {
 		a.since = t

@@ -1,12 +1,15 @@
 package daemon
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
 )
 
@@ -129,5 +132,75 @@ func TestAutoBinProbes(t *testing.T) {
 	var fixed *autoBin
 	if n, why := fixed.next(2, time.Hour); n != 2 || why != "" {
 		t.Errorf("fixed bin moved to %d (%q)", n, why)
+	}
+}
+
+// An auto line's reporting stage asks for what its windows' modes and
+// spectral lines allow: a certified mode at once, a finer decimation for
+// a line after two windows in a row, a coarser one after three; a
+// window of another decimation than the last starts the count again.
+func TestAutoBinLearns(t *testing.T) {
+	const fps = 30.0
+	w := func(fHz float64) float64 { return math.Pow(2*math.Pi*fHz, 2) }
+	win := func(bin int) job {
+		n := int(6*fps/float64(bin)) + 1
+		return job{clips: []estimator.Clip{{Dt: float64(bin) / fps}}, frames: n, bin: bin}
+	}
+	refused := func(peak float64) outcome { return outcome{peak: peak} }
+	certified := func(f, peak float64) outcome {
+		return outcome{res: &estimator.Result{Gamma1: 0.3, Gamma0: w(f)}, verdict: window.Verdict{Certified: true}, peak: peak}
+	}
+	c := &binChoice{}
+	steps := []struct {
+		name string
+		bin  int
+		o    outcome
+		want int // the request after it (0: none)
+	}{
+		// A scene with no line: BlindBin, once three windows agree.
+		{"quiet 1", 1, refused(0), 0},
+		{"quiet 2", 1, refused(0), 0},
+		{"quiet 3", 1, refused(0), 3},
+		// A line at 2.79 Hz needs the full rate (8 samples a period):
+		// one window of it is not enough, two in a row are.
+		{"line once", 3, refused(2.79), 0},
+		{"gone", 3, refused(0), 0},
+		{"line again", 3, refused(2.79), 0},
+		{"line twice", 3, refused(2.79), 1},
+		// A certified 0.55 Hz mode asks for 3 at once.
+		{"certified", 1, certified(0.55, 0), 3},
+		// A certified 1.6 Hz mode, finer: at once, as its own.
+		{"certified faster", 3, certified(1.6, 0), 1},
+		// Uncertified windows bin no coarser than the last certified
+		// mode allowed (1 here): no request.
+		{"quiet after it 1", 1, refused(0), 0},
+		{"quiet after it 2", 1, refused(0), 0},
+		{"quiet after it 3", 1, refused(0), 0},
+		// A certified slow mode whose window holds a 1.79 Hz line: the
+		// line binds (2), and being a line's, coarser, waits for three.
+		{"mode and line 1", 1, certified(0.3, 1.79), 0},
+		{"mode and line 2", 1, certified(0.3, 1.79), 0},
+		{"mode and line 3", 1, certified(0.3, 1.79), 2},
+		// Windows at another decimation start the count again.
+		{"at 2, quiet", 2, refused(0), 0},
+		{"at 3, quiet", 3, refused(0), 0},
+	}
+	for _, s := range steps {
+		c.learn(win(s.bin), s.o)
+		v := c.req.Swap(0)
+		got, from := int(v>>8), int(v&0xff)
+		if got != s.want || v != 0 && from != s.bin {
+			t.Errorf("%s: request bin %d from %d, want %d from %d", s.name, got, from, s.want, s.bin)
+		}
+	}
+	// Failed, skipped and lone-event windows ask nothing.
+	for _, o := range []outcome{{err: errors.New("no")}, {skipped: true}} {
+		c.learn(win(1), o)
+	}
+	j := win(1)
+	j.single = true
+	c.learn(j, refused(0))
+	if v := c.req.Load(); v != 0 {
+		t.Errorf("request %x from windows that ask nothing", v)
 	}
 }

@@ -135,7 +135,7 @@ func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th 
 	}
 	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
-	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime, amp: an.Amplitude}, true
+	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime, amp: an.Amplitude, peak: an.Peak}, true
 }
 
 // motionOf is how the job's camera motion is measured: on the camera's

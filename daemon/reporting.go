@@ -90,8 +90,11 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, o.ambient, v)
 			if v.Certified && !j.single {
 				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v)
-				c.bins.learn(j, o.res)
 			}
+			if c.bins != nil {
+				c.log.Debug("window's readouts", "bin", j.binOrZero(), "top_line_hz", o.peak, "certified", v.Certified)
+			}
+			c.bins.learn(j, o)
 		}
 		c.work.add(stagePublish, t0)
 	}

@@ -40,6 +40,9 @@ type outcome struct {
 	// amp is the window's displacement amplitude in source pixels (nil:
 	// not measured); the reporting stage adds the line's scale.
 	amp *flow.Amplitude
+	// peak is the highest spectral line of the window's readouts, Hz
+	// (analysis.Report.Peak; 0: none).
+	peak float64
 	// ambient is an ambient record's facts (nil for the other modes).
 	ambient *wire.Ambient
 	err     error // the window could not be estimated

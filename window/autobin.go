@@ -30,14 +30,61 @@ const AutoMinFrames = 48
 // counts the bins a window of the same span holds, as the Slicer counts
 // them. A γ that is not finite, or γ0 ≤ 0, gives 1.
 func AutoBin(gamma1, gamma0, dt float64, frames, cur, maxN int) int {
-	if !(gamma0 > 0) || math.IsInf(gamma0, 0) || math.IsNaN(gamma1) || math.IsInf(gamma1, 0) || !(dt > 0) || cur < 1 || frames < 1 {
+	if !(gamma0 > 0) || math.IsInf(gamma0, 0) || math.IsNaN(gamma1) || math.IsInf(gamma1, 0) {
 		return 1
 	}
 	d := cmplx.Sqrt(complex(gamma1*gamma1/4-gamma0, 0))
 	fast := max(cmplx.Abs(complex(-gamma1/2, 0)+d), cmplx.Abs(complex(-gamma1/2, 0)-d))
+	return autoBin(fast, dt, frames, cur, maxN)
+}
+
+// BlindBin is the most AutoBinBand decimates a line that has certified
+// nothing and whose readouts hold no spectral line. Whatever the full
+// rate resolves (estimator.MaxOmega: eight frames a period, f ≤ fps/8)
+// stays below the binned rate's Nyquist frequency fps/(2N) for N < 4,
+// so a mode that rises later shows as a line in the binned windows
+// (TopPeak), and the line asks for a finer decimation at once.
+const BlindBin = 3
+
+// LineSamplesPerPeriod is the fewest bins a period of a spectral line
+// keeps under AutoBinBand: the eight the estimator resolves
+// (estimator.MaxOmega). A line is not a certified mode: it needs to stay
+// where a fit can still find it, not the margin AutoBin keeps for a mode
+// being followed. The Binner's triangle passes it at 0.95 or more.
+const LineSamplesPerPeriod = 8
+
+// AutoBinBand is the decimation the spectral lines of a window's
+// readouts allow (TopPeak's fHz, the highest): the largest N ≤ maxN
+// keeping LineSamplesPerPeriod bins a period of the line and
+// AutoMinFrames bins a window. With no line (fHz = 0) it is at most
+// BlindBin, or at most maxN when blind is false (a line whose certified
+// mode bounds it already).
+func AutoBinBand(fHz, dt float64, frames, cur, maxN int, blind bool) int {
+	if math.IsNaN(fHz) || math.IsInf(fHz, 0) || fHz < 0 {
+		return 1
+	}
+	if fHz == 0 {
+		if blind {
+			maxN = min(maxN, BlindBin)
+		}
+		return autoBin(0, dt, frames, cur, maxN)
+	}
+	return autoBin(2*math.Pi*fHz*LineSamplesPerPeriod/AutoSamplesPerPeriod, dt, frames, cur, maxN)
+}
+
+// autoBin is the largest N ≤ maxN keeping AutoSamplesPerPeriod bins a
+// period of a motion at rate rad/s (none: rate 0) and AutoMinFrames bins
+// a window.
+func autoBin(rate, dt float64, frames, cur, maxN int) int {
+	if !(dt > 0) || cur < 1 || frames < 1 {
+		return 1
+	}
 	camDt := dt / float64(cur)
 	span := float64(frames-1) * dt
-	n := min(int(2*math.Pi/AutoSamplesPerPeriod/(camDt*fast)), maxN)
+	n := maxN
+	if rate > 0 {
+		n = min(int(2*math.Pi/AutoSamplesPerPeriod/(camDt*rate)), maxN)
+	}
 	for n > 1 && int(span/(float64(n)*camDt)+0.5)+1 < AutoMinFrames {
 		n--
 	}

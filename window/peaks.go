@@ -1,0 +1,158 @@
+package window
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	finitecheck "github.com/physd/physd/internal/finite"
+)
+
+// PeakRatio is how far a spectral line must stand above the floor
+// measured around it for TopPeak to count it. A periodogram bin of noise
+// is exponentially distributed; against a floor measured from a few
+// dozen neighbours (itself uncertain) one passes about 10⁻⁵ of the time:
+// white noise shows a line in 0.15 % of 181-sample windows
+// (TestTopPeakInNoise), and such a line only asks for a finer decimation
+// than needed.
+const PeakRatio = 30
+
+// PeakShare is the least share of a series' power (bins 3 and up) a
+// spectral line must carry for TopPeak to count it: a mode a fit could
+// find beside a stronger one (a second mode at a third of the first's
+// amplitude carries a tenth), not a faint harmonic of a motion that is
+// not sinusoidal, or a codec's key-frame beat.
+const PeakShare = 0.01
+
+// peakFloorHalf is the half-width, in bins, of the neighbourhood a bin's
+// floor is measured in; peakGuard, the bins next to it left out (a Hann
+// window spreads a line over ±2 bins); peakMinBin, the lowest bin
+// searched: a line below it has M/7 samples a period or more, and the 48
+// bins a window keeps under any decimation (AutoMinFrames) keep more
+// than LineSamplesPerPeriod of its period.
+const (
+	peakFloorHalf = 16
+	peakGuard     = 2
+	peakMinBin    = 7
+	// peakMinSide: an upper side of fewer bins (near the top of the
+	// band) is left out of the floor.
+	peakMinSide = 6
+	// peakMinSamples: shorter series have too few bins to tell a line
+	// from its neighbours.
+	peakMinSamples = 32
+)
+
+// TopPeak is the highest frequency, in Hz, at which any of the series
+// (each sampled dt seconds apart) holds a spectral line: a local maximum
+// of its periodogram that stands PeakRatio times above the median of the
+// bins around it,
+//
+//	P_k = |Σ_n h_n (x_n − a − b n) e^{−2πikn/M}|²,  h the Hann window,
+//	P_k ≥ P_{k±1},  P_k ≥ PeakRatio · √(m₋ m₊),
+//	m₋ = median{P_j : k−16 ≤ j < k−2},  m₊ = median{P_j : k+2 < j ≤ k+16},
+//
+// (the geometric mean of the two sides' medians follows a red spectrum,
+// a drift's or a random walk's, where one median of both would not;
+// near the top of the band, where there is no upper side, m₋ alone)
+// with a + b n the series' least-squares line (a drift is no line), and
+// that carries PeakShare of the series' power, P_{k−2} … P_{k+2} against
+// the sum of P_3 and up. Bins below 7 are not searched. It is 0 when no
+// series holds a line, or none is long enough to tell (32 samples).
+//
+// A line of a decimation's band is what a decimation must keep
+// (AutoBinBand): a mode of the scene the fit has not (yet) certified, a
+// harmonic, a second mode.
+func TopPeak(series [][]float64, dt float64) float64 {
+	if !(dt > 0) {
+		return 0
+	}
+	var top float64
+	var buf, p, near []float64
+	var ffts map[int]*fourier.FFT
+	for _, x := range series {
+		m := len(x)
+		if _, _, bad := finitecheck.First(x); m < peakMinSamples || bad {
+			continue
+		}
+		if ffts == nil {
+			ffts = map[int]*fourier.FFT{}
+		}
+		fft, ok := ffts[m]
+		if !ok {
+			fft = fourier.NewFFT(m)
+			ffts[m] = fft
+		}
+		buf = detrendHann(buf[:0], x)
+		p = periodogram(p[:0], fft.Coefficients(nil, buf))
+		var total float64
+		for _, v := range p[min(3, len(p)):] {
+			total += v
+		}
+		// The highest line first: the search stops at it.
+		for k := len(p) - 2; k >= peakMinBin; k-- {
+			if float64(k)/(float64(m)*dt) <= top {
+				break
+			}
+			if p[k] < p[k-1] || p[k] < p[k+1] || !(p[k] > 0) {
+				continue
+			}
+			var lo, hi float64
+			lo, near = sideMedian(near, p[max(k-peakFloorHalf, 1):k-peakGuard])
+			hi, near = sideMedian(near, p[min(k+peakGuard+1, len(p)):min(k+peakFloorHalf+1, len(p))])
+			floor := lo
+			if k+peakGuard+peakMinSide <= len(p)-1 {
+				floor = math.Sqrt(lo * hi)
+			}
+			var line float64
+			for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
+				line += v
+			}
+			if p[k] >= PeakRatio*floor && line >= PeakShare*total {
+				top = float64(k) / (float64(m) * dt)
+				break
+			}
+		}
+	}
+	return top
+}
+
+// detrendHann appends to dst x less its least-squares line, times a Hann
+// window.
+func detrendHann(dst, x []float64) []float64 {
+	m := len(x)
+	// The line through (n, x_n): centred n makes its two sums apart.
+	c := float64(m-1) / 2
+	var sx, snx, snn float64
+	for n, v := range x {
+		d := float64(n) - c
+		sx += v
+		snx += d * v
+		snn += d * d
+	}
+	a, b := sx/float64(m), snx/snn
+	for n, v := range x {
+		h := 0.5 - 0.5*math.Cos(2*math.Pi*float64(n)/float64(m-1))
+		dst = append(dst, h*(v-a-b*(float64(n)-c)))
+	}
+	return dst
+}
+
+// periodogram appends |c_k|² for k = 0 … M/2.
+// sideMedian returns the median of v (0 when empty), using buf as scratch.
+func sideMedian(buf, v []float64) (float64, []float64) {
+	if len(v) == 0 {
+		return 0, buf
+	}
+	buf = append(buf[:0], v...)
+	slices.Sort(buf)
+	return buf[len(buf)/2], buf
+}
+
+func periodogram(dst []float64, c []complex128) []float64 {
+	for _, v := range c {
+		dst = append(dst, real(v)*real(v)+imag(v)*imag(v))
+	}
+	return dst
+}
+
