@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/config"
-		"github.com/physd/physd/window"
+	"github.com/physd/physd/window"
 )
 
 // autoBinProbe is how long an auto-binned line runs decimated before it

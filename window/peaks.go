@@ -155,4 +155,3 @@ func periodogram(dst []float64, c []complex128) []float64 {
 	}
 	return dst
 }
-
