@@ -315,8 +315,8 @@ type Windows struct {
 	// second for about 1/Bin of the work. The ODE is unchanged by it; the
 	// mode must stay well below the binned rate. BinAuto ("auto", the
 	// default) lets each sliding-window line choose from its own
-	// certified estimates (window.AutoBin); 0 or 1: every frame as it
-	// comes. Not for ambient lines, whose readout already costs little a
+	// certified modes and its readouts' spectral lines (window.AutoBin,
+	// window.AutoBinBand); 0 or 1: every frame as it comes. Not for ambient lines, whose readout already costs little a
 	// frame; auto leaves event lines unbinned.
 	Bin Bin `yaml:"bin"`
 }
@@ -325,7 +325,8 @@ type Windows struct {
 // BinAuto.
 type Bin int
 
-// BinAuto is the decimation "auto": chosen by the line (window.AutoBin).
+// BinAuto is the decimation "auto": chosen by the line (window.AutoBin,
+// window.AutoBinBand).
 const BinAuto Bin = -1
 
 // String is "auto" for BinAuto, else the number.
