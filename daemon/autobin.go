@@ -49,11 +49,23 @@ type binChoice struct {
 }
 
 // binFiner and binSettle are how many windows in a row must ask for a
-// finer decimation, or allow a coarser one, before it is requested.
+// finer decimation, or allow a coarser one, before it is requested;
+// binBlind, how many must allow a coarser one when the line has not
+// certified a mode yet (its first windows at the full rate are its
+// learner's best chance to find one).
 const (
 	binFiner  = 2
 	binSettle = 3
+	binBlind  = 10
 )
+
+// settle is how many windows must allow a coarser decimation.
+func (c *binChoice) settle() int {
+	if c.cert == 0 {
+		return binBlind
+	}
+	return binSettle
+}
 
 // learn takes the decimation the outcome o of job j calls for.
 func (c *binChoice) learn(j job, o outcome) {
@@ -66,14 +78,14 @@ func (c *binChoice) learn(j job, o outcome) {
 	}
 	n, mode := c.want(j, o, from)
 	c.asked = append(c.asked, n)
-	if len(c.asked) > binSettle {
+	if len(c.asked) > c.settle() {
 		c.asked = c.asked[1:]
 	}
 	switch {
 	case mode && n != from:
 	case n < from && len(c.asked) >= binFiner && slices.Max(c.asked[len(c.asked)-binFiner:]) < from:
 		n = slices.Max(c.asked[len(c.asked)-binFiner:])
-	case n > from && len(c.asked) >= binSettle && slices.Min(c.asked) > from:
+	case n > from && len(c.asked) >= c.settle() && slices.Min(c.asked) > from:
 		n = slices.Min(c.asked)
 	default:
 		return

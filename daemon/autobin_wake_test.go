@@ -15,15 +15,16 @@ import (
 	"github.com/physd/physd/wire"
 )
 
-// TestAutoBinWakes: a scene that stands still for 20 s, then rings in a
+// TestAutoBinWakes: a scene that stands still for 30 s, then rings in a
 // 2.5 Hz mode (ζ 1 %, 3 px; sim.Structure, 320×240, 30 fps, H.264 CRF
 // 18, a file camera in real time, 6 s windows). While it is still, the
-// line certifies nothing and its readouts hold no spectral line, so auto
-// bins it by window.BlindBin (3: the binned band still shows anything
-// the full rate resolves). When the mode rises, the binned windows show
-// its line, which three bins resolve in fewer than eight samples a
-// period: the line goes back to the full rate and certifies the mode
-// there, within the bar. No certified estimate is wrong.
+// line certifies nothing and its readouts hold no spectral line, so after
+// ten such windows auto bins it by window.BlindBin (3: the binned band
+// still shows anything the full rate resolves). When the mode rises, the
+// binned windows show its line, which three bins resolve in fewer than
+// eight samples a period: the line goes back to the full rate and
+// certifies the mode there, within the bar. No certified estimate is
+// wrong.
 func TestAutoBinWakes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams for tens of seconds")
@@ -33,7 +34,7 @@ func TestAutoBinWakes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const still, ringing = 20.0, 16.0
+	const still, ringing = 30.0, 16.0
 	mode := sim.Mode{Fn: 2.5, Zeta: 0.01, AmplitudePx: 3}
 	quiet, _, err := sim.RenderStructure(ctx, sim.Structure{Duration: still, Seed: 5, Object: sim.ObjectBlock})
 	if err != nil {

@@ -137,8 +137,9 @@ func TestAutoBinProbes(t *testing.T) {
 
 // An auto line's reporting stage asks for what its windows' modes and
 // spectral lines allow: a certified mode at once, a finer decimation for
-// a line after two windows in a row, a coarser one after three; a
-// window of another decimation than the last starts the count again.
+// a line after two windows in a row, a coarser one after three (ten
+// before the line's first certificate); a window of another decimation
+// than the last starts the count again.
 func TestAutoBinLearns(t *testing.T) {
 	const fps = 30.0
 	w := func(fHz float64) float64 { return math.Pow(2*math.Pi*fHz, 2) }
@@ -157,10 +158,18 @@ func TestAutoBinLearns(t *testing.T) {
 		o    outcome
 		want int // the request after it (0: none)
 	}{
-		// A scene with no line: BlindBin, once three windows agree.
+		// A scene with no line that has certified nothing: BlindBin,
+		// once ten windows agree.
 		{"quiet 1", 1, refused(0), 0},
 		{"quiet 2", 1, refused(0), 0},
-		{"quiet 3", 1, refused(0), 3},
+		{"quiet 3", 1, refused(0), 0},
+		{"quiet 4", 1, refused(0), 0},
+		{"quiet 5", 1, refused(0), 0},
+		{"quiet 6", 1, refused(0), 0},
+		{"quiet 7", 1, refused(0), 0},
+		{"quiet 8", 1, refused(0), 0},
+		{"quiet 9", 1, refused(0), 0},
+		{"quiet 10", 1, refused(0), 3},
 		// A line at 2.79 Hz needs the full rate (8 samples a period):
 		// one window of it is not enough, two in a row are.
 		{"line once", 3, refused(2.79), 0},

@@ -58,6 +58,7 @@ func main() {
 	flag.BoolVar(&ro.fromStart, "real-file-from-start", false, "with -real: file cameras replay the clip from its start, not from the key frame RTSP readers start at")
 	flag.IntVar(&ro.zones, "real-zones", 1, "with -real: runs of one camera with two zones against two cameras with one ROI each, the same regions (0: skip)")
 	flag.IntVar(&ro.bin, "real-bin", 0, "with -real: windows.bin of the measured binary's runs (not -real-old's): temporal binning's cost against the old binary's default")
+	flag.DurationVar(&ro.stagger, "real-stagger", 0, "with -real: start the k-th repeat's daemon k times this after its RTSP publisher, so that repeats meet the looped clip at different points (file cameras always start at the clip's start)")
 	flag.IntVar(&ro.repeat, "real-repeat", 3, "with -real: runs of each one-camera configuration, whose line is then their median (more cameras run once)")
 	flag.StringVar(&ro.profile, "real-cpuprofile", "", "with -real: write each daemon run's CPU and heap profiles into this directory (physd run --cpuprofile, --memprofile)")
 	var po profileOptions

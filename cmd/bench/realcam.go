@@ -59,6 +59,12 @@ type realOptions struct {
 	repeat int
 	// bin is windows.bin of the measured binary's runs (realBinary.bin).
 	bin int
+	// stagger starts run r's daemon r·stagger after its RTSP publisher:
+	// each repeat then meets the looped clip at another point. A line's
+	// cost depends on where its first windows fall in the clip (its
+	// learner's history follows from them), and without it every repeat
+	// of one binary meets the clip alike.
+	stagger time.Duration
 }
 
 // realBinary is a physd binary the bench measures, with its label.
@@ -256,7 +262,7 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 							cams[i] = realCamera{name: fmt.Sprintf("cam%d", i), source: st.yaml, roi: sc.roi}
 						}
 						load := loadavg()
-						r, err := runRealStream(ctx, b, st, url, clip, cams, n, dur, prof)
+						r, err := runRealStream(ctx, b, st, url, clip, cams, n, dur, prof, time.Duration(rep)*ro.stagger)
 						if err != nil {
 							return fmt.Errorf("%s daemon with %d camera(s), %s, %s: %w", b.label, n, st.name, sc.name, err)
 						}
@@ -326,13 +332,18 @@ func benchRealCameras(ctx context.Context, bins []realBinary, realvid string, du
 // throughout, each run began at another point of the loop, and on the
 // certifiable region the learner's cold starts (0.20 or 0.33 a window)
 // followed the run's place in the order, not the binary.
-func runRealStream(ctx context.Context, b realBinary, st *realStream, url, clip string, cams []realCamera, lines int, dur time.Duration, profile string) (*realRun, error) {
+func runRealStream(ctx context.Context, b realBinary, st *realStream, url, clip string, cams []realCamera, lines int, dur time.Duration, profile string, delay time.Duration) (*realRun, error) {
 	if st.key == "rtsp" {
 		stop, err := rtspserver.StartPublisher(ctx, url, clip, nil)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return runRealDaemon(ctx, b, cams, lines, dur, profile)
 }

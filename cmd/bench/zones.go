@@ -47,7 +47,7 @@ func benchZones(ctx context.Context, b realBinary, st *realStream, url, clip str
 				prof = filepath.Join(profileDir, fmt.Sprintf("%s-zones-%s-%s-%d.pprof", b.label, st.key, l.key, rep+1))
 			}
 			load := loadavg()
-			r, err := runRealStream(ctx, b, st, url, clip, l.cams, 2, dur, prof)
+			r, err := runRealStream(ctx, b, st, url, clip, l.cams, 2, dur, prof, 0)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", st.name, l.name, err)
 			}
