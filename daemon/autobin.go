@@ -36,13 +36,13 @@ const autoBinProbe = 10 * time.Minute
 //     a burst of the codec's) does not restart the line's windows, and a
 //     mode that rose is seen a hop later;
 //   - a coarser one, once binSettle windows in a row allow it (the least
-//     of theirs).
+//     of theirs), or binBlind before the line's first certificate.
 type binChoice struct {
 	// req is n<<8 | the bin of the window it was learned from; 0: none.
 	req atomic.Int64
 	// The reporting stage's own: the decimation its windows came at,
 	// what the last of them asked for, and what the line's last
-	// certified window asked for (0: none yet).
+	// certified mode asked for (window.AutoBin; 0: none yet).
 	from  int
 	asked []int
 	cert  int
@@ -79,7 +79,7 @@ func (c *binChoice) learn(j job, o outcome) {
 	n, mode := c.want(j, o, from)
 	c.asked = append(c.asked, n)
 	if len(c.asked) > c.settle() {
-		c.asked = c.asked[1:]
+		c.asked = append(c.asked[:0], c.asked[1:]...) // kept in place: a line runs for months
 	}
 	switch {
 	case mode && n != from:
