@@ -11,15 +11,17 @@ import (
 // amplitudeOf tells how far the window's region moves, in source pixels
 // (sourcePx of them a frame pixel; 0 means 1): from the small-motion
 // reading rd when its motion is within the linear model — its amplitude
-// less its noise, and its noise floor: the reading's own, or what the
+// over the span a free decay is fitted on (flow.Reading.Span) less its
+// noise, and its noise floor: the reading's own, or what the
 // fit of it (small) leaves when that is more (a codec's quarter-pixel
 // motion vectors and quantisation are not noise the reading sees) —
 // else from a fitted position (√2 × its fitted solution's rms about the
 // mean, and the rms of what the solution leaves): the reported readout's
 // when it is a followed object or a small-motion reading fitted from where
-// it is linear, else the followed object whose path one free
-// response describes best (tracked; a swing the encoder reads is still
-// told in pixels when an object was followed through it), else nil.
+// it is linear, else the followed object or small-motion reading whose
+// path one free response describes best (tracked, small; a swing the
+// encoder reads is still told in pixels when a displacement was read
+// through it), else nil.
 func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estimator.Result, sourcePx float64) *flow.Amplitude {
 	if !(sourcePx > 0) {
 		sourcePx = 1
@@ -28,14 +30,14 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estima
 	// read small, unless it is below its own floor (then it is what
 	// tells why the window says nothing).
 	useReading := rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) &&
-		(rd.Explained >= flow.MinExplained || rd.Amplitude() < window.MinResolved*rd.Noise)
+		(rd.Explained >= flow.MinExplained || rd.SpanAmplitude() < window.MinResolved*rd.Noise)
 	if useReading {
 		noise := rd.Noise
 		if small != nil && small.Trajectory != nil {
 			_, res := trajectoryRMS(small.Trajectory)
 			noise = max(noise, res)
 		}
-		rms := rd.Amplitude() / math.Sqrt2
+		rms := rd.SpanAmplitude() / math.Sqrt2
 		amp := math.Sqrt(2 * max(rms*rms+rd.Noise*rd.Noise-noise*noise, 0))
 		return &flow.Amplitude{Px: amp * sourcePx, NoisePx: noise * sourcePx, Readout: flow.ReadoutFlow}
 	}
@@ -44,7 +46,7 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estima
 	// fit, as a followed object's does.
 	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Trajectory == nil {
 		r = nil
-		for _, t := range tracked {
+		for _, t := range append(tracked[:len(tracked):len(tracked)], small) {
 			if t != nil && t.Trajectory != nil && (r == nil || t.Trajectory.RelResidual() < r.Trajectory.RelResidual()) {
 				r = t
 			}

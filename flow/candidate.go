@@ -54,7 +54,7 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 	if err != nil {
 		return nil, nil, err
 	}
-	from := rd.LinearFrom()
+	from, to := rd.Span()
 	switch {
 	case rd.Moving == 0:
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
@@ -62,18 +62,16 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px and stays beyond %g (read binned %d×%d) past the window's middle", ErrLarge, rd.Peak(), MaxPeak*float64(max(rd.Binned, 1)), rd.Binned, rd.Binned)
 	case rd.Explained < MinExplained:
 		return nil, rd, fmt.Errorf("%w: the linear model explains %.0f %% of the moving pixels' change (< %.0f %%)", ErrLarge, 100*rd.Explained, 100*MinExplained)
-	case rd.Amplitude() < window.MinResolved*rd.Noise:
+	case rd.SpanAmplitude() < window.MinResolved*rd.Noise:
 		// The window's floor is at least the reading's noise and its
-		// amplitude at most the reading's: the resolution check would
-		// refuse this readout, so it is not fitted.
-		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.Amplitude(), rd.Noise, window.MinResolved)
+		// amplitude over the span fitted at most the reading's: the
+		// resolution check would refuse this readout, so it is not fitted.
+		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.SpanAmplitude(), rd.Noise, window.MinResolved)
 	}
-	// A free decay is fitted from where its swing is within the linear
-	// model (LinearFrom: beyond it the reading saturates, a large swing
-	// read small, which would bias the damping low) until it meets the
-	// floor (resolvedSpan): one run of the clip.
-	z := rd.Z[from:]
-	lat := [][]float64{z[:resolvedSpan(z)]}
+	// A free decay is fitted over its Span: one run of the clip, from
+	// where its swing is within the linear model (a saturated swing would
+	// bias the damping low) until it meets the floor.
+	lat := [][]float64{rd.Z[from:to]}
 	runs := estimator.Runs{Clip: []int{0}, First: []int{from}}
 	dt := clips[0].Dt
 	if screen != nil {

@@ -67,12 +67,55 @@ func (r *Reading) LinearFrom() int {
 
 // Amplitude is Z's amplitude with its noise taken out, √(2·max(rms² −
 // Noise², 0)): a sinusoid's peak, zero for noise alone.
-func (r *Reading) Amplitude() float64 {
-	var s float64
-	for _, z := range r.Z {
-		s += z * z
+func (r *Reading) Amplitude() float64 { return r.amplitude(r.Z) }
+
+// Span is the frames [from, to) a free decay is read over: from where
+// its swing is within the linear model (LinearFrom: beyond it the
+// reading saturates, a large swing read small) until it meets the floor
+// (resolvedSpan). A steady or driven response keeps every linear frame.
+func (r *Reading) Span() (from, to int) {
+	from = r.LinearFrom()
+	return from, from + resolvedSpan(r.Z[from:])
+}
+
+// SpanAmplitude is the largest amplitude the motion reaches over Span,
+// the frames the readout's fit uses: Amplitude of its loudest stretch of
+// decayPeriods periods of its dominant frequency (the whole span when it
+// holds fewer than two). A steady sinusoid's is its amplitude; a free
+// decay's, the amplitude it was released at. The whole window's rms would
+// dilute a decay with the noise after it, and rate a fast one — the
+// easiest to read damping from — below a slow one of the same swing.
+func (r *Reading) SpanAmplitude() float64 {
+	from, to := r.Span()
+	z := r.Z[from:to]
+	f := dominantBin(z)
+	if f == 0 {
+		return r.amplitude(z)
 	}
-	return math.Sqrt(2 * max(s/float64(len(r.Z))-r.Noise*r.Noise, 0))
+	w := int(math.Round(decayPeriods * float64(len(z)) / float64(f)))
+	if w < 4 || len(z)/w < 2 {
+		return r.amplitude(z)
+	}
+	var a float64
+	for b := 0; b+w <= len(z); b += w {
+		a = max(a, r.amplitude(z[b:b+w]))
+	}
+	return a
+}
+
+// amplitude is √(2·max(rms² − Noise², 0)) of z about its own mean.
+func (r *Reading) amplitude(z []float64) float64 {
+	if len(z) == 0 {
+		return 0
+	}
+	var mean, s float64
+	for _, v := range z {
+		mean += v / float64(len(z))
+	}
+	for _, v := range z {
+		s += (v - mean) * (v - mean)
+	}
+	return math.Sqrt(2 * max(s/float64(len(z))-r.Noise*r.Noise, 0))
 }
 
 // Errors of Read.

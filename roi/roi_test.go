@@ -428,3 +428,49 @@ func TestMedian(t *testing.T) {
 		}
 	}
 }
+
+// TestFindEarlyDecay: a bob released at 2.5 Hz with ζ 5 % falls to a
+// hundredth of its swing in 6 s of a 20 s clip, too briefly for the
+// persistence test over the whole clip; the search over the clip's
+// leading part finds it (LeadingS), and a hand that waves at the same
+// frequency for the first 1.5 s elsewhere in view is not taken for it.
+func TestFindEarlyDecay(t *testing.T) {
+	const w, h, fps, n = 320, 240, 30.0, 600
+	bob := oscillator{cx: 200, cy: 150, a: 6, f: 2.5, zeta: 0.05, r: 7}
+	hand := Region{X: 20, Y: 20, W: 60, H: 100}
+	sc := scene{w: w, h: h, fps: fps, frames: n, seed: 3,
+		draw: []func([]float64, int, float64){
+			bob.draw(w, h),
+			func(pix []float64, _ int, t float64) {
+				if t < 1.5 {
+					y := 70 + 20*math.Sin(2*math.Pi*2.5*t)
+					rect(pix, w, h, 30, y-30, 70, y+30, 200)
+				}
+			},
+		},
+	}
+	g := sc.grid(t)
+	whole, err := find([]Clip{g.Clip}, Options{SrcW: g.SrcW, SrcH: g.SrcH, Size: 64})
+	if !errors.Is(err, ErrNoOscillation) {
+		t.Fatalf("over the whole clip: %+v, %v; want ErrNoOscillation (the decay is too brief to persist)", whole.Region, err)
+	}
+	t.Logf("over the whole clip: %v", err)
+	res, err := Find([]Clip{g.Clip}, Options{SrcW: g.SrcW, SrcH: g.SrcH, Size: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("region %v over the leading %.1f s, %.3f Hz, %d cells, persistence %.2f", res.Region, res.LeadingS, res.FreqHz, res.Cells, res.Persistence)
+	if !(res.LeadingS > 0 && res.LeadingS < n/fps) {
+		t.Errorf("LeadingS %g, want the leading part of the %g s clip", res.LeadingS, n/fps)
+	}
+	if !contains(res.Region, bob.path()) {
+		t.Errorf("region %v does not hold the bob's path %v", res.Region, bob.path())
+	}
+	if overlaps(res.Region, hand) {
+		t.Errorf("region %v overlaps the hand's %v", res.Region, hand)
+	}
+	if math.Abs(res.FreqHz-bob.f) > 0.05 {
+		t.Errorf("frequency %.3f Hz, want the bob's %.3f", res.FreqHz, bob.f)
+	}
+	checkOutput(t, res)
+}
