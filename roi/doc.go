@@ -53,6 +53,10 @@
 //     the frame, is the crop; its aspect ratio is kept by the resize
 //     (stream.Preprocess.OutputSize), at the preset's pixel budget, or at
 //     the crop's own size when that is smaller (no enlargement).
+//  7. When no candidate passes over the whole clips, steps 1–6 run again
+//     on their leading half, quarter… while it lasts LeadingMin: a free
+//     decay that dies into the noise early in the window is persistent
+//     over the span it lives in (Result.LeadingS), a passer-by over none.
 //
 // A scene where no candidate passes is an error wrapping ErrNoOscillation
 // that says what the best candidate lacked; Find never returns a region it

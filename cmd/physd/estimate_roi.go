@@ -140,7 +140,11 @@ func (r *roiReport) noteFrames(f stream.Frame, pre stream.Preprocess) {
 func (r *roiReport) summary() string {
 	s := fmt.Sprintf("%s %s of %d×%d → %d×%d", r.Mode, r.Region, r.SrcW, r.SrcH, r.OutW, r.OutH)
 	if r.Search != nil {
-		s += fmt.Sprintf(" (oscillating at %.3g Hz over %d cells)", r.Search.FreqHz, r.Search.Cells)
+		s += fmt.Sprintf(" (oscillating at %.3g Hz over %d cells", r.Search.FreqHz, r.Search.Cells)
+		if r.Search.LeadingS > 0 {
+			s += fmt.Sprintf(" in the first %.3g s", r.Search.LeadingS)
+		}
+		s += ")"
 	}
 	if r.Fallback != "" {
 		s += " (automatic search found nothing: " + r.Fallback + ")"
