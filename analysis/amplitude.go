@@ -18,10 +18,13 @@ import (
 // else from a fitted position (√2 × its fitted solution's rms about the
 // mean, and the rms of what the solution leaves): the reported readout's
 // when it is a followed object or a small-motion reading fitted from where
-// it is linear, else the followed object or small-motion reading whose
-// path one free response describes best (tracked, small; a swing the
-// encoder reads is still told in pixels when a displacement was read
-// through it), else nil.
+// it is linear, else the followed object whose path one free
+// response describes best (tracked; a swing the encoder reads is still
+// told in pixels when an object was followed through it), else nil. A
+// small-motion reading fitted from where a large swing entered the linear
+// model is not asked when the encoder's readout is reported: it knows the
+// swing's tail only (a 5 px decay read 1.1 px, and refused "below the
+// floor").
 func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estimator.Result, sourcePx float64) *flow.Amplitude {
 	if !(sourcePx > 0) {
 		sourcePx = 1
@@ -46,7 +49,7 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estima
 	// fit, as a followed object's does.
 	if r == nil || r.Readout == estimator.ReadoutEncoder || r.Trajectory == nil {
 		r = nil
-		for _, t := range append(tracked[:len(tracked):len(tracked)], small) {
+		for _, t := range tracked {
 			if t != nil && t.Trajectory != nil && (r == nil || t.Trajectory.RelResidual() < r.Trajectory.RelResidual()) {
 				r = t
 			}
