@@ -178,17 +178,27 @@ const HeldNote = 0.25
 // the user reads, not another verdict. The check is recorded either way.
 //
 // held is the share of the window's frames in which the stream's codec
-// held the moving pixels still (flow.HeldShare); from HeldNote on, the
-// refusal says so, and what would resolve smaller motion.
+// held the moving pixels still (flow.HeldShare); from HeldNote on, a
+// refused verdict says so, and what would resolve smaller motion — below
+// the floor as the refusal's cause, above it as a note: a decay released
+// above the floor that the codec held once it fell below its quantiser is
+// read distorted there (docs/structures.md), and that is why a window the
+// motion resolves can still say nothing.
 func (v *Verdict) Resolve(amplitudePx, floorPx, held float64) {
+	codec := fmt.Sprintf("the stream's codec held the moving pixels still in %.0f%% of the frames, dropping motion below its quantiser: a higher bitrate (lower CRF or QP) resolves smaller motion", 100*held)
 	if amplitudePx >= MinResolved*floorPx {
-		v.Checks = append(v.Checks, Check{Name: CheckResolved, Passed: true})
+		c := Check{Name: CheckResolved, Passed: true}
+		if !v.Certified && held >= HeldNote {
+			c.Detail = codec
+			v.Reasons = append(v.Reasons, codec)
+		}
+		v.Checks = append(v.Checks, c)
 		return
 	}
 	why := fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
 		amplitudePx, floorPx, MinResolved)
 	if held >= HeldNote {
-		why += fmt.Sprintf("; the stream's codec held the moving pixels still in %.0f%% of the frames, dropping motion below its quantiser: a higher bitrate (lower CRF or QP) resolves smaller motion", 100*held)
+		why += "; " + codec
 	}
 	if v.Certified {
 		v.refuse(CheckResolved, false, why)

@@ -29,7 +29,19 @@ func TestResolve(t *testing.T) {
 	}
 	ok := Verdict{Status: Certified, Certified: true, Identified: true}
 	ok.Resolve(1, 0.01, 0.6)
-	if !ok.Certified || len(ok.Checks) != 1 || !ok.Checks[0].Passed || ok.Checks[0].Name != CheckResolved {
+	if !ok.Certified || len(ok.Checks) != 1 || !ok.Checks[0].Passed || ok.Checks[0].Name != CheckResolved || len(ok.Reasons) != 0 {
 		t.Errorf("resolved: %+v", ok)
+	}
+	// Resolved but refused for another reason, the codec having held the
+	// motion in much of the window: the refusal names it, the check passes.
+	r := Verdict{Status: NotCertified, Reasons: []string{"poor fit"}}
+	r.Resolve(0.6, 0.03, 0.43)
+	if r.Status != NotCertified || len(r.Reasons) != 2 || !strings.Contains(r.Reasons[1], "codec held the moving pixels still in 43%") || !r.Checks[0].Passed {
+		t.Errorf("resolved, refused, held by the codec: %+v", r)
+	}
+	q := Verdict{Status: NotCertified, Reasons: []string{"poor fit"}}
+	q.Resolve(0.6, 0.03, 0.1)
+	if len(q.Reasons) != 1 {
+		t.Errorf("resolved, refused, the codec named below HeldNote: %+v", q)
 	}
 }
