@@ -32,15 +32,19 @@ func amplitudeOf(r, small *estimator.Result, rd *flow.Reading, tracked []*estima
 	// A reading the linear model does not explain is a large motion
 	// read small, unless it is below its own floor (then it is what
 	// tells why the window says nothing).
+	var span float64
+	if rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) {
+		span = rd.SpanAmplitude()
+	}
 	useReading := rd != nil && rd.Linear() && !math.IsInf(rd.Noise, 0) &&
-		(rd.Explained >= flow.MinExplained || rd.SpanAmplitude() < window.MinResolved*rd.Noise)
+		(rd.Explained >= flow.MinExplained || span < window.MinResolved*rd.Noise)
 	if useReading {
 		noise := rd.Noise
 		if small != nil && small.Trajectory != nil {
 			_, res := trajectoryRMS(small.Trajectory)
 			noise = max(noise, res)
 		}
-		rms := rd.SpanAmplitude() / math.Sqrt2
+		rms := span / math.Sqrt2
 		amp := math.Sqrt(2 * max(rms*rms+rd.Noise*rd.Noise-noise*noise, 0))
 		return &flow.Amplitude{Px: amp * sourcePx, NoisePx: noise * sourcePx, Readout: flow.ReadoutFlow}
 	}
