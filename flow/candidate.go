@@ -55,6 +55,7 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		return nil, nil, err
 	}
 	from, to := rd.Span()
+	amp := rd.spanAmplitude(from, to)
 	switch {
 	case rd.Moving == 0:
 		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g", ErrStill, rd.Amplitude(), rd.Noise)
@@ -62,11 +63,11 @@ func Candidate(ctx context.Context, clips []estimator.Clip, p estimator.Preset, 
 		return nil, rd, fmt.Errorf("%w: it reaches %.2f frame px and stays beyond %g (read binned %d×%d) past the window's middle", ErrLarge, rd.Peak(), MaxPeak*float64(max(rd.Binned, 1)), rd.Binned, rd.Binned)
 	case rd.Explained < MinExplained:
 		return nil, rd, fmt.Errorf("%w: the linear model explains %.0f %% of the moving pixels' change (< %.0f %%)", ErrLarge, 100*rd.Explained, 100*MinExplained)
-	case rd.SpanAmplitude() < window.MinResolved*rd.Noise:
+	case amp < window.MinResolved*rd.Noise:
 		// The window's floor is at least the reading's noise and its
 		// amplitude over the span fitted at most the reading's: the
 		// resolution check would refuse this readout, so it is not fitted.
-		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, rd.SpanAmplitude(), rd.Noise, window.MinResolved)
+		return nil, rd, fmt.Errorf("%w: %.3g frame px against a noise of %.2g (< %d×)", ErrStill, amp, rd.Noise, window.MinResolved)
 	}
 	// A free decay is fitted over its Span: one run of the clip, from
 	// where its swing is within the linear model (a saturated swing would

@@ -85,8 +85,10 @@ func (r *Reading) Span() (from, to int) {
 // decay's, the amplitude it was released at. The whole window's rms would
 // dilute a decay with the noise after it, and rate a fast one — the
 // easiest to read damping from — below a slow one of the same swing.
-func (r *Reading) SpanAmplitude() float64 {
-	from, to := r.Span()
+func (r *Reading) SpanAmplitude() float64 { return r.spanAmplitude(r.Span()) }
+
+// spanAmplitude is SpanAmplitude over the span [from, to).
+func (r *Reading) spanAmplitude(from, to int) float64 {
 	z := r.Z[from:to]
 	f := dominantBin(z)
 	if f == 0 {

@@ -185,12 +185,14 @@ const HeldNote = 0.25
 // read distorted there (docs/structures.md), and that is why a window the
 // motion resolves can still say nothing.
 func (v *Verdict) Resolve(amplitudePx, floorPx, held float64) {
-	codec := fmt.Sprintf("the stream's codec held the moving pixels still in %.0f%% of the frames, dropping motion below its quantiser: a higher bitrate (lower CRF or QP) resolves smaller motion", 100*held)
+	codec := func() string {
+		return fmt.Sprintf("the stream's codec held the moving pixels still in %.0f%% of the frames, dropping motion below its quantiser: a higher bitrate (lower CRF or QP) resolves smaller motion", 100*held)
+	}
 	if amplitudePx >= MinResolved*floorPx {
 		c := Check{Name: CheckResolved, Passed: true}
 		if !v.Certified && held >= HeldNote {
-			c.Detail = codec
-			v.Reasons = append(v.Reasons, codec)
+			c.Detail = codec()
+			v.Reasons = append(v.Reasons, c.Detail)
 		}
 		v.Checks = append(v.Checks, c)
 		return
@@ -198,7 +200,7 @@ func (v *Verdict) Resolve(amplitudePx, floorPx, held float64) {
 	why := fmt.Sprintf("the region moves %.3g px (amplitude) against a noise floor of %.2g px rms: below what this video resolves (a window needs at least %d× the floor)",
 		amplitudePx, floorPx, MinResolved)
 	if held >= HeldNote {
-		why += "; " + codec
+		why += "; " + codec()
 	}
 	if v.Certified {
 		v.refuse(CheckResolved, false, why)
