@@ -305,5 +305,5 @@ func (c *learning) estimateAmbient(ctx context.Context, learner *estimator.Learn
 	// No encoder is trained or used: the line's stays as it was.
 	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps()}
 	return outcome{job: j, res: est.Result, verdict: est.Verdict, info: info, amp: amp,
-		ambient: wire.NewAmbient(est.Record, est.Frames, est.Lags, est.LagSpan, est.Groups, est.Kurtosis, est.Bend, est.BendSigma).WithResolves(est.ResolvesHz)}, true
+		ambient: wire.NewAmbient(est.Record, est.Frames, est.Lags, est.LagSpan, est.Groups, est.Kurtosis, est.Bend, est.BendSigma).WithResolves(est.ResolvesHz).WithPeak(est.Peak, est.PeakSigma)}, true
 }

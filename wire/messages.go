@@ -91,6 +91,23 @@ type Ambient struct {
 	// one mode at their mean frequency. 0 when not measured
 	// (WithResolves).
 	ResolvesHz float64 `json:"resolves_hz,omitempty"`
+	// Peak is the signature's part at the mode below the one mode fitted
+	// over the lags predicts, over one decay time (ambient.Estimate.Peak),
+	// PeakSigma its σ: two close modes beat and read below zero. Both
+	// absent when not measured (WithPeak).
+	Peak      float64 `json:"peak,omitempty"`
+	PeakSigma float64 `json:"peak_sigma,omitempty"`
+}
+
+// WithPeak sets a's Peak and PeakSigma to p and sigma, or both to 0
+// (absent) unless p is finite and sigma positive and finite, and returns
+// a.
+func (a *Ambient) WithPeak(p, sigma float64) *Ambient {
+	a.Peak, a.PeakSigma = 0, 0
+	if !math.IsNaN(p) && !math.IsInf(p, 0) && sigma > 0 && !math.IsInf(sigma, 0) {
+		a.Peak, a.PeakSigma = p, sigma
+	}
+	return a
 }
 
 // WithResolves sets a's ResolvesHz to hz, or to 0 (absent) when hz is
@@ -135,8 +152,8 @@ func (a *Ambient) check() error {
 		return fmt.Errorf("field ambient.lags: is %d, want ≥ 1", a.Lags)
 	case a.Groups < 2:
 		return fmt.Errorf("field ambient.groups: is %d, want ≥ 2", a.Groups)
-	case a.LagSpan < 0, a.Kurtosis < 0, a.BendSigma < 0, a.ResolvesHz < 0:
-		return fmt.Errorf("field ambient: lag_span_s %g, kurtosis %g, bend_sigma %g, resolves_hz %g, want each ≥ 0", a.LagSpan, a.Kurtosis, a.BendSigma, a.ResolvesHz)
+	case a.LagSpan < 0, a.Kurtosis < 0, a.BendSigma < 0, a.ResolvesHz < 0, a.PeakSigma < 0:
+		return fmt.Errorf("field ambient: lag_span_s %g, kurtosis %g, bend_sigma %g, resolves_hz %g, peak_sigma %g, want each ≥ 0", a.LagSpan, a.Kurtosis, a.BendSigma, a.ResolvesHz, a.PeakSigma)
 	}
 	return nil
 }

@@ -55,12 +55,12 @@ func report(w io.Writer, cfg config, rows []row, took time.Duration) {
 		fmt.Fprintf(w, "; no estimate from %d run%s", errs, map[bool]string{true: "s"}[errs > 1])
 	}
 	fmt.Fprintf(w, ").\n\n")
-	fmt.Fprintf(w, "## Every estimate\n\n| cell | seed | f_n ± σ / f* Hz | ζ ± σ / ζ* | verdict | in the bar | readout rms px | kurtosis | bend / σ | wall s | first reason |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "## Every estimate\n\n| cell | seed | f_n ± σ / f* Hz | ζ ± σ / ζ* | verdict | in the bar | readout rms px | kurtosis | bend / σ | peak / σ | wall s | first reason |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fs, zs := r.c.truthStrings()
 		for _, o := range r.os {
 			if o.err != "" {
-				fmt.Fprintf(w, "| %s | %d | — / %s | — / %s | error | | | | | %s | %s |\n", r.c.name, o.seed, fs, zs, seconds(o.wall), md("error: "+o.err))
+				fmt.Fprintf(w, "| %s | %d | — / %s | — / %s | error | | | | | | %s | %s |\n", r.c.name, o.seed, fs, zs, seconds(o.wall), md("error: "+o.err))
 				continue
 			}
 			e := o.est
@@ -71,19 +71,22 @@ func report(w io.Writer, cfg config, rows []row, took time.Duration) {
 			case o.inBar:
 				bar = "yes"
 			}
-			kurt, bend := "—", "—"
+			kurt, bend, peak := "—", "—", "—"
 			if a := e.Ambient; a != nil {
 				kurt = fmt.Sprintf("%.2f", a.Kurtosis)
 				if a.BendSigma > 0 {
 					bend = fmt.Sprintf("%.2g", a.Bend/a.BendSigma)
+				}
+				if a.PeakSigma > 0 {
+					peak = fmt.Sprintf("%.2g", a.Peak/a.PeakSigma)
 				}
 			}
 			reason := ""
 			if len(e.Reasons) > 0 {
 				reason = e.Reasons[0]
 			}
-			fmt.Fprintf(w, "| %s | %d | %.4f ± %.2g / %s | %.4f ± %.2g / %s | %s | %s | %.3g | %s | %s | %s | %s |\n", r.c.name, o.seed,
-				e.FreqN, e.SigmaF, fs, e.Zeta, e.SigmaZ, zs, e.Verdict, bar, e.Readout.RMSPx, kurt, bend, seconds(o.wall), md(reason))
+			fmt.Fprintf(w, "| %s | %d | %.4f ± %.2g / %s | %.4f ± %.2g / %s | %s | %s | %.3g | %s | %s | %s | %s | %s |\n", r.c.name, o.seed,
+				e.FreqN, e.SigmaF, fs, e.Zeta, e.SigmaZ, zs, e.Verdict, bar, e.Readout.RMSPx, kurt, bend, peak, seconds(o.wall), md(reason))
 		}
 	}
 }

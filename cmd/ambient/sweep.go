@@ -164,6 +164,8 @@ type estimate struct {
 		RMS       float64 `json:"rms"`
 		Bend      float64 `json:"bend"`
 		BendSigma float64 `json:"bend_sigma"`
+		Peak      float64 `json:"peak"`
+		PeakSigma float64 `json:"peak_sigma"`
 		Verdict   struct {
 			Checks []struct {
 				Name   string `json:"name"`

@@ -192,7 +192,7 @@ func (r *ambientReport) finite() {
 	}
 	if a := r.Ambient; a != nil {
 		zeroVerdictNaN(&a.Verdict)
-		for _, f := range []*float64{&a.Kurtosis, &a.RMS, &a.Bend, &a.BendSigma, &a.ResolvesHz} {
+		for _, f := range []*float64{&a.Kurtosis, &a.RMS, &a.Bend, &a.BendSigma, &a.Peak, &a.PeakSigma, &a.ResolvesHz} {
 			zeroNaN(f)
 		}
 		for _, s := range [][]float64{a.Signature, a.Fitted} {
