@@ -47,13 +47,16 @@ const (
 	// CheckSignatureFit: an ambient record's signature is one mode's free
 	// response within the signature's own noise (package ambient).
 	CheckSignatureFit = "signature-fit"
+	// CheckSeparated: a mode read from a readout of several stands
+	// apart from the others (package modes).
+	CheckSeparated = "separated"
 )
 
 // CheckNames are every check's name, in the order a verdict makes them.
 func CheckNames() []string {
 	return []string{CheckEstimate, CheckCoverage, CheckImpulse, CheckEnergyGrowth, CheckRevisit, CheckConditioning, CheckFit,
 		CheckStructuredResidual, CheckUndampedClip, CheckDarkFrames, CheckCameraMotion, CheckRestoring, CheckStable, CheckPrecision,
-		CheckReadoutsAgree, CheckNoLag, CheckResolved, CheckBroadband, CheckSignatureFit}
+		CheckReadoutsAgree, CheckNoLag, CheckResolved, CheckBroadband, CheckSignatureFit, CheckSeparated}
 }
 
 // Check is one test of the certificate: its name (a Check* constant),

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -97,18 +98,8 @@ func TopPeak(series [][]float64, dt float64) float64 {
 			if p[k] < p[k-1] || p[k] < p[k+1] || !(p[k] > 0) {
 				continue
 			}
-			var lo, hi float64
-			lo, near = sideMedian(near, p[max(k-peakFloorHalf, 1):k-peakGuard])
-			hi, near = sideMedian(near, p[min(k+peakGuard+1, len(p)):min(k+peakFloorHalf+1, len(p))])
-			floor := lo
-			if k+peakGuard+peakMinSide <= len(p)-1 {
-				floor = math.Sqrt(lo * hi)
-			}
-			var line float64
-			for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
-				line += v
-			}
-			if p[k] >= PeakRatio*floor && line >= PeakShare*total {
+			var ok bool
+			if ok, near = isLine(p, k, total, near); ok {
 				top = float64(k) / (float64(m) * dt)
 				break
 			}
@@ -117,9 +108,86 @@ func TopPeak(series [][]float64, dt float64) float64 {
 	return top
 }
 
+// isLine says whether bin k of the periodogram p (total: the sum of P_3
+// and up) is a spectral line by TopPeak's rule; near is scratch.
+func isLine(p []float64, k int, total float64, near []float64) (bool, []float64) {
+	if k < peakGuard+1 || k > len(p)-2 || p[k] < p[k-1] || p[k] < p[k+1] || !(p[k] > 0) {
+		return false, near
+	}
+	var lo, hi float64
+	lo, near = sideMedian(near, p[max(k-peakFloorHalf, 1):k-peakGuard])
+	hi, near = sideMedian(near, p[min(k+peakGuard+1, len(p)):min(k+peakFloorHalf+1, len(p))])
+	floor := lo
+	if k+peakGuard+peakMinSide <= len(p)-1 {
+		floor = math.Sqrt(lo * hi)
+	}
+	var line float64
+	for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
+		line += v
+	}
+	return p[k] >= PeakRatio*floor && line >= PeakShare*total, near
+}
+
+// Line is a spectral line of a series (Lines).
+type Line struct {
+	// Hz is the line's frequency, refined between bins by the parabola
+	// through the logarithms of the peak bin and its neighbours (exact
+	// for a Gaussian peak; a Hann window's main lobe is close to one).
+	Hz float64
+	// Share is the line's share of the series' power: P_{k−2} … P_{k+2}
+	// against the sum of P_3 and up.
+	Share float64
+}
+
+// DecayLines is every spectral line of x (sampled dt seconds apart) by
+// TopPeak's rule, the strongest first: the modes a free response
+// carries. Its periodogram is of x less its least-squares line with no
+// taper: a Hann window weighs the window's middle, where a well-damped
+// mode of a release has died (a 2.7 Hz mode at ζ = 2 %, a third of a
+// 1 Hz mode's amplitude, carried 2 % of a 20 s window's power and no
+// line under Hann), while a decay is its own taper — its line is the
+// Lorentzian of e^{−σt}, whatever the window. nil when x is too short
+// (32 samples), holds a NaN, or has no line.
+func DecayLines(x []float64, dt float64) []Line {
+	m := len(x)
+	if _, _, bad := finitecheck.First(x); m < peakMinSamples || bad || !(dt > 0) {
+		return nil
+	}
+	fft := fourier.NewFFT(m)
+	p := periodogram(nil, fft.Coefficients(nil, detrend(nil, x, false)))
+	var total float64
+	for _, v := range p[min(3, len(p)):] {
+		total += v
+	}
+	var near []float64
+	var out []Line
+	for k := peakMinBin; k < len(p)-1; k++ {
+		var ok bool
+		if ok, near = isLine(p, k, total, near); !ok {
+			continue
+		}
+		var line float64
+		for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
+			line += v
+		}
+		// δ = (ln P₋ − ln P₊) / (2 (ln P₋ − 2 ln P₀ + ln P₊)), within ±½ bin.
+		delta := 0.0
+		if l, c, r := math.Log(p[k-1]), math.Log(p[k]), math.Log(p[k+1]); l-2*c+r < 0 {
+			delta = math.Max(-0.5, math.Min(0.5, (l-r)/(2*(l-2*c+r))))
+		}
+		out = append(out, Line{Hz: (float64(k) + delta) / (float64(m) * dt), Share: line / total})
+	}
+	slices.SortFunc(out, func(a, b Line) int { return cmp.Compare(b.Share, a.Share) })
+	return out
+}
+
 // detrendHann appends to dst x less its least-squares line, times a Hann
 // window.
-func detrendHann(dst, x []float64) []float64 {
+func detrendHann(dst, x []float64) []float64 { return detrend(dst, x, true) }
+
+// detrend appends to dst x less its least-squares line, times a Hann
+// window when hann is set.
+func detrend(dst, x []float64, hann bool) []float64 {
 	m := len(x)
 	// The line through (n, x_n): centred n makes its two sums apart.
 	c := float64(m-1) / 2
@@ -132,13 +200,15 @@ func detrendHann(dst, x []float64) []float64 {
 	}
 	a, b := sx/float64(m), snx/snn
 	for n, v := range x {
-		h := 0.5 - 0.5*math.Cos(2*math.Pi*float64(n)/float64(m-1))
+		h := 1.0
+		if hann {
+			h = 0.5 - 0.5*math.Cos(2*math.Pi*float64(n)/float64(m-1))
+		}
 		dst = append(dst, h*(v-a-b*(float64(n)-c)))
 	}
 	return dst
 }
 
-// periodogram appends |c_k|² for k = 0 … M/2.
 // sideMedian returns the median of v (0 when empty), using buf as scratch.
 func sideMedian(buf, v []float64) (float64, []float64) {
 	if len(v) == 0 {
@@ -149,6 +219,7 @@ func sideMedian(buf, v []float64) (float64, []float64) {
 	return buf[len(buf)/2], buf
 }
 
+// periodogram appends |c_k|² for k = 0 … M/2.
 func periodogram(dst []float64, c []complex128) []float64 {
 	for _, v := range c {
 		dst = append(dst, real(v)*real(v)+imag(v)*imag(v))

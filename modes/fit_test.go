@@ -1,0 +1,63 @@
+package modes
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/diff/fd"
+	"gonum.org/v1/gonum/mat"
+)
+
+// The analytic Jacobian agrees with central finite differences.
+func TestJacobianMatchesFiniteDifferences(t *testing.T) {
+	th := []float64{0.12, 6.3, 2.0, -0.7, 0.35, 17.1, 0.4, 0.9, 0.05}
+	const dt, n = 1.0 / 30, 90
+	J := mat.NewDense(n, len(th), nil)
+	jacobian(J, th, dt)
+	x := make([]float64, n) // model(t) = −residual with x = 0
+	r := make([]float64, n)
+	var num mat.Dense
+	num.ReuseAs(n, len(th))
+	fd.Jacobian(&num, func(y, p []float64) {
+		residual(r, p, x, dt)
+		for i := range y {
+			y[i] = -r[i]
+		}
+	}, th, &fd.JacobianSettings{Formula: fd.Central})
+	for i := range n {
+		for j := range th {
+			if d := math.Abs(J.At(i, j) - num.At(i, j)); d > 1e-6*(1+math.Abs(num.At(i, j))) {
+				t.Fatalf("∂model(t_%d)/∂θ_%d: analytic %g, finite differences %g", i, j, J.At(i, j), num.At(i, j))
+			}
+		}
+	}
+}
+
+// Fit recovers two noisy damped terms from starting frequencies a bin off.
+func TestFitTwoTerms(t *testing.T) {
+	const dt = 1.0 / 30
+	truth := []Term{{Sigma: 2 * math.Pi * 0.01, Omega: 2 * math.Pi * 1.0, A: 3, B: 0.5}, {Sigma: 2 * math.Pi * 2.7 * 0.02, Omega: 2 * math.Pi * 2.7, A: -0.4, B: 0.9}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, 600)
+	for n := range x {
+		x[n] = 0.2 + 0.05*rng.NormFloat64()
+		for _, tm := range truth {
+			x[n] += tm.At(float64(n) * dt)
+		}
+	}
+	m, err := Fit(x, dt, []float64{2 * math.Pi * 1.03, 2 * math.Pi * 2.66}, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tm := range m.Terms {
+		w := truth[i]
+		t.Logf("term %d: %.4f Hz ζ %.4f A %.3f (truth %.4f Hz ζ %.4f A %.3f)", i, tm.Hz(), tm.Zeta(), tm.Amplitude(), w.Hz(), w.Zeta(), w.Amplitude())
+		if math.Abs(tm.Hz()/w.Hz()-1) > 1e-3 || math.Abs(tm.Zeta()/w.Zeta()-1) > 0.1 {
+			t.Errorf("term %d: %.4f Hz ζ %.4f, want %.4f Hz ζ %.4f", i, tm.Hz(), tm.Zeta(), w.Hz(), w.Zeta())
+		}
+	}
+	if math.Abs(m.RMS-0.05) > 0.01 {
+		t.Errorf("residual rms %.4f, want the noise's 0.05", m.RMS)
+	}
+}
