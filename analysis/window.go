@@ -51,6 +51,10 @@ type Options struct {
 	// frame's), so that amplitudes are told in the camera's pixels; 0
 	// means 1.
 	SourcePx float64
+	// Modes also separates the modes of a window of one clip on its
+	// displacement readouts (Report.Modes): a structure ringing in
+	// several, each certified on its own.
+	Modes bool
 	// Log receives the steps' warnings; nil discards.
 	Log *slog.Logger
 }
@@ -80,7 +84,10 @@ type Report struct {
 	// Peak is the highest frequency, in Hz, at which a readout of the
 	// window (the encoder's, the small-motion reading, each followed
 	// object) holds a spectral line (window.TopPeak); 0: none.
-	Peak  float64
+	Peak float64
+	// Modes are the window's modes when Options.Modes asked for them and
+	// a readout holds two spectral lines or more; nil otherwise.
+	Modes *Modes
 	Times Timings
 }
 
@@ -214,6 +221,9 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	// displacement (a gray level, a size) is not held to it.
 	if amp := a.rep.Amplitude; amp != nil && (!a.rep.Verdict.Certified || a.rep.Result != nil && a.rep.Result.Readout == flow.ReadoutFlow) {
 		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx, amp.HeldShare)
+	}
+	if a.opt.Modes {
+		a.rep.Modes = a.findModes(ctx, clips, reading, tracked, enc)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }

@@ -65,6 +65,10 @@ type estimateReport struct {
 	// video's pixels and, with a scale (--scale-…), in millimetres, as
 	// physd's estimate messages carry it; absent when not measured.
 	Amplitude *wire.Amplitude `json:"amplitude,omitempty"`
+	// Modes are the window's modes when its readout rings in two or more,
+	// each fitted and certified on its own (analysis.Options.Modes);
+	// absent otherwise.
+	Modes *modesReport `json:"modes,omitempty"`
 }
 
 type videoReport struct {
@@ -256,7 +260,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		regionW = roiRep.SrcW
 	}
 	an, err := analysis.Window(ctx, clips, analysis.Options{Preset: p, Thresholds: th, Motion: mo, Seed: *seed,
-		Progress: bar.update, Concurrent: true, SourcePx: float64(regionW) / float64(clips[0].W), Log: log})
+		Progress: bar.update, Concurrent: true, SourcePx: float64(regionW) / float64(clips[0].W), Modes: true, Log: log})
 	bar.done()
 	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
@@ -280,6 +284,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			rep.Amplitude.HeldShare = a.HeldShare
 		}
 	}
+	rep.Modes = newModesReport(an.Modes)
 	if *plotPath != "" {
 		fig := figure.FromResult(strings.Join(paths, ", "), res, v)
 		fig.Scene = roiRep.scene(thumb.Latest())
@@ -297,6 +302,9 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	} else {
 		printSummary(stdout, rep)
 	}
+	// The exit status is the window's certificate, as before modes were
+	// read: a script that reads it with the top-level γ never takes a
+	// mode's certificate for the window's.
 	if !v.Certified {
 		return exitNotCertified, nil
 	}
@@ -432,6 +440,7 @@ func printSummary(w io.Writer, r estimateReport) {
 	for _, why := range r.Reasons {
 		fmt.Fprintf(w, "          - %s\n", why)
 	}
+	r.Modes.print(w)
 	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s, offsets %s\n", r.ElapsedMS, r.Steps, r.Preset, r.Offsets)
 	if r.Reverted {
 		fmt.Fprintf(w, "          training raised the output error; the encoder it started from was kept\n")

@@ -1,0 +1,90 @@
+package analysis
+
+import (
+	"context"
+
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/flow"
+	"github.com/physd/physd/modes"
+)
+
+// Modes are the modes a window's readout rings in (Options.Modes).
+type Modes struct {
+	// Readout names the readout they were read from and PxPerUnit the
+	// source pixels one of its units spans (0: the encoder's latent,
+	// which has no unit).
+	Readout   string
+	PxPerUnit float64
+	// Modes are the readout's modes by frequency, each fitted and
+	// certified on its own (modes.Separate).
+	Modes []modes.Mode
+}
+
+// Certified counts the certified modes.
+func (m *Modes) Certified() int {
+	if m == nil {
+		return 0
+	}
+	n := 0
+	for _, md := range m.Modes {
+		if md.Verdict.Certified {
+			n++
+		}
+	}
+	return n
+}
+
+// modeSeries is one readout's series for modes.Separate.
+type modeSeries struct {
+	name      string
+	x         []float64
+	pxPerUnit float64
+}
+
+// findModes separates the modes of a window of one clip on each of its
+// displacement readouts — the small-motion reading where the motion is
+// within its linear model, each object followed through the whole clip,
+// the encoder's latent — and keeps the readout with the most certified
+// modes (the first of them on a tie, in that order). nil when no readout
+// holds two spectral lines.
+func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, tracked []*estimator.Result, enc *estimator.Result) *Modes {
+	if len(clips) != 1 {
+		return nil
+	}
+	n := len(clips[0].Frames)
+	src := a.opt.SourcePx
+	if !(src > 0) {
+		src = 1
+	}
+	var series []modeSeries
+	if rd := reading; rd != nil && rd.Moving > 0 && rd.Explained >= flow.MinExplained {
+		if from := rd.LinearFrom(); 2*from <= len(rd.Z) {
+			series = append(series, modeSeries{flow.ReadoutFlow, rd.Z[from:], src})
+		}
+	}
+	for _, r := range tracked {
+		if r != nil && len(r.Latents) == 1 && len(r.Latents[0]) == n {
+			series = append(series, modeSeries{r.Readout, r.Latents[0], src})
+		}
+	}
+	if enc != nil && len(enc.Latents) == 1 {
+		series = append(series, modeSeries{enc.Readout, enc.Latents[0], 0})
+	}
+	var best *Modes
+	opt := modes.Options{Preset: a.opt.Preset, Thresholds: a.opt.Thresholds}
+	for _, s := range series {
+		ms, _, err := modes.Separate(ctx, s.name, s.x, clips[0].Dt, opt)
+		if err != nil {
+			a.opt.Log.Debug("no modes", "readout", s.name, "err", err)
+			continue
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		got := &Modes{Readout: s.name, PxPerUnit: s.pxPerUnit, Modes: ms}
+		if best == nil || got.Certified() > best.Certified() {
+			best = got
+		}
+	}
+	return best
+}
