@@ -11,8 +11,7 @@ import (
 // Modes are the modes a window's readout rings in (Options.Modes).
 type Modes struct {
 	// Readout names the readout they were read from and PxPerUnit the
-	// source pixels one of its units spans (0: the encoder's latent,
-	// which has no unit).
+	// source pixels one of its units spans.
 	Readout   string
 	PxPerUnit float64
 	// Modes are the readout's modes by frequency, each fitted and
@@ -42,12 +41,16 @@ type modeSeries struct {
 }
 
 // findModes separates the modes of a window of one clip on each of its
-// displacement readouts — the small-motion reading where the motion is
-// within its linear model, each object followed through the whole clip,
-// the encoder's latent — and keeps the readout with the most certified
-// modes (the first of them on a tie, in that order). nil when no readout
-// holds two spectral lines.
-func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, tracked []*estimator.Result, enc *estimator.Result) *Modes {
+// readouts linear in the displacement — the small-motion reading where
+// the motion is within its linear model, each object followed through
+// the whole clip — and keeps the readout with the most certified modes
+// (the first of them on a tie, in that order). nil when no readout holds
+// two spectral lines. The encoder's latent is not read: a learned
+// readout is a nonlinear function of the displacement, and a decay's
+// harmonics through it (at 2f and 3f, decaying 2 and 3 times as fast)
+// satisfy ODEs of their own and would be certified as modes; so would a
+// saturated reading's.
+func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, tracked []*estimator.Result) *Modes {
 	if len(clips) != 1 {
 		return nil
 	}
@@ -58,6 +61,8 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 	}
 	var series []modeSeries
 	if rd := reading; rd != nil && rd.Moving > 0 && rd.Explained >= flow.MinExplained {
+		// Only the frames within the linear model: a saturated swing's
+		// distortion is a harmonic.
 		if from := rd.LinearFrom(); 2*from <= len(rd.Z) {
 			series = append(series, modeSeries{flow.ReadoutFlow, rd.Z[from:], src})
 		}
@@ -66,9 +71,6 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 		if r != nil && len(r.Latents) == 1 && len(r.Latents[0]) == n {
 			series = append(series, modeSeries{r.Readout, r.Latents[0], src})
 		}
-	}
-	if enc != nil && len(enc.Latents) == 1 {
-		series = append(series, modeSeries{enc.Readout, enc.Latents[0], 0})
 	}
 	var best *Modes
 	opt := modes.Options{Preset: a.opt.Preset, Thresholds: a.opt.Thresholds}

@@ -223,7 +223,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx, amp.HeldShare)
 	}
 	if a.opt.Modes {
-		a.rep.Modes = a.findModes(ctx, clips, reading, tracked, enc)
+		a.rep.Modes = a.findModes(ctx, clips, reading, tracked)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }

@@ -20,8 +20,7 @@ type modeReport struct {
 	Sigma1 float64 `json:"gamma1_sigma"`
 	estimator.Physics
 	// AmplitudePx is the mode's envelope where its coordinate starts, in
-	// the video's pixels (absent for the encoder's latent, which has no
-	// unit).
+	// the video's pixels.
 	AmplitudePx float64       `json:"amplitude_px,omitempty"`
 	Verdict     window.Status `json:"verdict"`
 	Certified   bool          `json:"certified"`
