@@ -341,7 +341,7 @@ func (b *bus) publish(ctx context.Context, m wire.Message) error {
 		b.publishErrors.Add(1)
 		return fmt.Errorf("nats: encode %s: %w", kind, err)
 	}
-	msg := nats.NewMsg(wire.Subject(b.prefix, m.Key(), kind))
+	msg := nats.NewMsg(wire.SubjectOf(b.prefix, m))
 	msg.Data = data
 	msg.Header.Set(nats.MsgIdHdr, id)
 	if kind.Live() || b.out == nil {

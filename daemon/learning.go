@@ -94,7 +94,7 @@ func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th 
 		return c.estimateAmbient(ctx, learner, th, j)
 	}
 	opt := analysis.Options{Preset: c.preset, Thresholds: th, Motion: c.motionOf(j), Log: c.log.With("window_start", j.start, "window_end", j.end),
-		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, SourcePx: c.sourcePx(j)}
+		Stream: tracker.Stream{Cache: c.trackCache, First: j.first, Hop: j.hop}, SourcePx: c.sourcePx(j), Modes: !j.single}
 	if j.single {
 		// A lone event never certifies by itself (Thm. 4.5 needs three);
 		// it is fitted with a cold encoder of its own, without touching the
@@ -135,7 +135,7 @@ func (c *learning) estimate(ctx context.Context, learner *estimator.Learner, th 
 	}
 	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps(), Steps: o.TrainSteps, Cold: o.Cold,
 		TrainMS: float64(o.TrainTime.Microseconds()) / 1000}
-	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime, amp: an.Amplitude, peak: an.Peak}, true
+	return outcome{job: j, res: an.Result, verdict: an.Verdict, info: info, train: o.TrainTime, amp: an.Amplitude, peak: an.Peak, modes: an.Modes}, true
 }
 
 // motionOf is how the job's camera motion is measured: on the camera's

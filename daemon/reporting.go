@@ -8,8 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
+	"github.com/physd/physd/modes"
 	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
 )
@@ -37,6 +39,11 @@ type reporter struct {
 	// bins learns windows.bin: auto's decimation from certified windows
 	// (nil: a fixed one).
 	bins *binChoice
+	// modes labels the modes of windows that ring in several, from
+	// window to window; modeAlerts are the alerts of labels beyond the
+	// first (label 1's are alerts').
+	modes      modes.Tracker
+	modeAlerts map[int]*alerter
 }
 
 // lineScale is a line's millimetres per source pixel (0: no scale), read
@@ -76,10 +83,10 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 		t0 := time.Now()
 		switch {
 		case o.skipped:
-			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil, nil, nil)
+			c.publishDiag(ctx, j, "skipped", []string{"estimation fell behind the stream; a newer window replaced this one (raise estimator.max_window_time or the hop)"}, nil, nil, nil, nil, nil)
 		case o.err != nil:
 			c.log.Warn("window not estimated", "window_start", j.start, "window_end", j.end, "err", o.err)
-			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil, nil, nil)
+			c.publishDiag(ctx, j, "error", []string{o.err.Error()}, nil, nil, nil, nil, nil)
 		default:
 			v := o.verdict
 			c.trainTime.Observe(o.train.Seconds())
@@ -87,9 +94,21 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 			// One scale for the window's diagnostic and estimate, should
 			// a reload change it meanwhile.
 			amp := amplitudeOf(o.amp, c.scale.get())
-			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, o.ambient, v)
-			if v.Certified && !j.single {
-				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v)
+			ms := c.labelModes(j, o.modes)
+			c.publishDiag(ctx, j, string(v.Status), v.Reasons, o.res, &o.info, amp, o.ambient, ms.summaries(), v)
+			// A window of several modes publishes each certified mode,
+			// label 1 where the window's estimate went; without one, the
+			// window's own estimate as before.
+			published := false
+			for _, m := range ms {
+				if m.Verdict.Certified {
+					mode := m.wire
+					c.publishEstimate(ctx, j, m.Result, o.info, amp, o.ambient, m.Verdict, &mode)
+					published = true
+				}
+			}
+			if !published && v.Certified && !j.single {
+				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v, nil)
 			}
 			if c.bins != nil {
 				c.log.Debug("window's readouts", "bin", j.binOrZero(), "top_line_hz", o.peak, "certified", v.Certified)
@@ -105,12 +124,12 @@ func ptr(v float64) *float64 { return &v }
 // publishDiag publishes a window's diagnostic: its verdict and reasons,
 // the estimate r and encoder info when one was made, its amplitude amp
 // (nil: not measured), an ambient record's facts amb (nil for the other
-// modes) and its certificate v (when judged).
+// modes), its modes ms (nil: one) and its certificate v (when judged).
 func (c *reporter) publishDiag(ctx context.Context, j job, verdict string, reasons []string, r *estimator.Result, info *wire.EncoderInfo, amp *wire.Amplitude,
-	amb *wire.Ambient, v ...window.Verdict) {
+	amb *wire.Ambient, ms []wire.ModeSummary, v ...window.Verdict) {
 	d := wire.Diagnostic{Schema: wire.SchemaDiagnostic, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: j.events(), Bin: j.binOrZero(), Verdict: verdict, Certified: verdict == string(window.Certified) && !j.single,
-		Reasons: reasons, LoneEvent: j.single, Amplitude: amp, Ambient: amb}
+		Reasons: reasons, LoneEvent: j.single, Amplitude: amp, Ambient: amb, Modes: ms}
 	if info != nil {
 		// A copy: the diagnostic outlives the window (c.diag holds it
 		// until the next one), and a pointer into the caller's outcome
@@ -147,14 +166,15 @@ func finitePtr(v float64) *float64 {
 }
 
 // publishEstimate publishes a certified window's estimate, with its
-// amplitude amp (nil: not measured) and an ambient record's facts amb
-// (nil for the other modes), and any alert it raises or clears.
-func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, amb *wire.Ambient, v window.Verdict) {
+// amplitude amp (nil: not measured), an ambient record's facts amb
+// (nil for the other modes) and the mode it is about (nil: the window's
+// one), and any alert it raises or clears.
+func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Result, info wire.EncoderInfo, amp *wire.Amplitude, amb *wire.Ambient, v window.Verdict, mode *wire.Mode) {
 	ph := r.Physics
 	e := wire.Estimate{Schema: wire.SchemaEstimate, Node: c.node, Camera: c.camera, Zone: c.zone, WindowStart: j.start.UTC(), WindowEnd: j.end.UTC(),
 		Frames: j.frames, Events: j.events(), Bin: j.binOrZero(), Ambient: amb, Gamma0: r.Gamma0, Gamma0Sigma: r.Sigma0, Gamma1: r.Gamma1, Gamma1Sigma: r.Sigma1,
 		Fn: ph.FreqN, FnSigma: ph.SigmaF, Zeta: ph.Zeta, ZetaSigma: ph.SigmaZ, OmegaN: ph.OmegaN, DampedFreq: ph.FreqD,
-		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info, Amplitude: amp}
+		Regime: string(ph.Regime), Certified: true, Certificate: v, Encoder: info, Amplitude: amp, Mode: mode}
 	if err := c.bus.publish(ctx, &e); err != nil {
 		c.log.Error("certified estimate not published", "window_start", j.start, "window_end", j.end, "err", err)
 	}
@@ -165,10 +185,33 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 	if c.onEst != nil {
 		lvl = slog.LevelDebug
 	}
+	label := 1
+	if mode != nil {
+		label = mode.Label
+	}
 	c.log.Log(ctx, lvl, "certified estimate", "window_start", j.start, "window_end", j.end, "gamma0", r.Gamma0, "gamma1", r.Gamma1,
-		"fn_hz", ph.FreqN, "zeta", ph.Zeta, "regime", ph.Regime)
+		"fn_hz", ph.FreqN, "zeta", ph.Zeta, "regime", ph.Regime, "mode", label)
 	if c.onEst != nil {
 		c.onEst(e)
+	}
+	if label >= 2 {
+		// A later mode's alerts: their baseline is kept in memory only.
+		al := c.modeAlerts[label]
+		if al == nil {
+			al = newAlerter(c.camera, c.alerts.cfg, nil)
+			if c.modeAlerts == nil {
+				c.modeAlerts = map[int]*alerter{}
+			}
+			c.modeAlerts[label] = al
+		}
+		if a, _ := al.observe(&e); a != nil {
+			a.Zone, a.Node, a.Mode = c.zone, c.node, mode
+			c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons, "mode", label)
+			if err := c.bus.publish(ctx, a); err != nil {
+				c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
+			}
+		}
+		return
 	}
 	a, based := c.alerts.observe(&e)
 	if based {
@@ -177,7 +220,7 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", c.alerts.base.Fn, "zeta", c.alerts.base.Zeta)
 	}
 	if a != nil {
-		a.Zone, a.Node = c.zone, c.node
+		a.Zone, a.Node, a.Mode = c.zone, c.node, mode
 		c.dash.setAlerting(a.State == wire.AlertRaised)
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
 		if err := c.bus.publish(ctx, a); err != nil {
@@ -187,3 +230,61 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 }
 
 func (c *reporter) baselinePath() string { return filepath.Join(c.dir, "baseline.json") }
+
+// labelledMode is one of a window's modes with its label.
+type labelledMode struct {
+	modes.Mode
+	wire wire.Mode
+}
+
+type labelledModes []labelledMode
+
+// labelModes labels the window's modes (nil: none) from window to window
+// (modes.Tracker), in source pixels.
+func (c *reporter) labelModes(j job, m *analysis.Modes) labelledModes {
+	if m == nil || len(m.Modes) == 0 {
+		return nil
+	}
+	seen := make([]modes.Sighting, len(m.Modes))
+	for i, md := range m.Modes {
+		seen[i] = modes.Sighting{Hz: md.Term.Hz(), Certified: md.Verdict.Certified}
+	}
+	out := make(labelledModes, len(m.Modes))
+	for i, md := range m.Modes {
+		out[i].Mode = md
+		out[i].wire = wire.Mode{Index: md.Index, Of: len(m.Modes), AmplitudePx: md.Term.Amplitude() * m.PxPerUnit}
+	}
+	for _, l := range c.modes.Observe(j.end, seen) {
+		if l.Index < 0 {
+			c.log.Info("mode lost", "mode", l.Label, "fn_hz", l.Hz)
+			continue
+		}
+		out[l.Index].wire.Label, out[l.Index].wire.Event = l.Label, string(l.Event)
+		if l.Event == modes.Appeared {
+			c.log.Info("mode appeared", "mode", l.Label, "fn_hz", l.Hz)
+		}
+	}
+	return out
+}
+
+// summaries are the modes as a diagnostic lists them.
+func (ms labelledModes) summaries() []wire.ModeSummary {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]wire.ModeSummary, len(ms))
+	for i, m := range ms {
+		r := m.Result
+		out[i] = wire.ModeSummary{Mode: m.wire, Fn: finiteOr0(r.FreqN), FnSigma: finiteOr0(r.SigmaF), Zeta: finiteOr0(r.Zeta),
+			ZetaSigma: finiteOr0(r.SigmaZ), Certified: m.Verdict.Certified, Reasons: m.Verdict.Reasons}
+	}
+	return out
+}
+
+// finiteOr0 is v, or 0 where JSON cannot carry it.
+func finiteOr0(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
 	"github.com/physd/physd/stream"
@@ -45,6 +46,9 @@ type outcome struct {
 	peak float64
 	// ambient is an ambient record's facts (nil for the other modes).
 	ambient *wire.Ambient
+	// modes are the window's modes when it rings in several
+	// (analysis.Report.Modes; nil otherwise).
+	modes   *analysis.Modes
 	err     error // the window could not be estimated
 	skipped bool  // a newer window replaced this one before it was fitted
 }

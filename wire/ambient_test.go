@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // Every field an ambient estimate carries is in the schema's ambient
@@ -55,5 +56,29 @@ func TestAmbientSchema(t *testing.T) {
 		if _, ok := m["peak_sigma"]; ok {
 			t.Errorf("WithPeak(%v, %v): peak_sigma present, want absent", c[0], c[1])
 		}
+	}
+}
+
+// A mode beyond the first is published on its own subject and id, which
+// ParseSubject reads back; mode 1 keeps a camera's subjects and ids.
+func TestModeSubjects(t *testing.T) {
+	start := time.Unix(100, 0).UTC()
+	e1 := &Estimate{Node: "b1", Camera: "cable", WindowStart: start, WindowEnd: start.Add(time.Minute), Mode: &Mode{Label: 1, Index: 1, Of: 2}}
+	e2 := &Estimate{Node: "b1", Camera: "cable", WindowStart: start, WindowEnd: start.Add(time.Minute), Mode: &Mode{Label: 2, Index: 2, Of: 2}}
+	plain := &Estimate{Node: "b1", Camera: "cable", WindowStart: start, WindowEnd: start.Add(time.Minute)}
+	if s := SubjectOf("physd", e1); s != "physd.cable.estimate" {
+		t.Errorf("mode 1: subject %s", s)
+	}
+	if s := SubjectOf("physd", e2); s != "physd.modes.cable.estimate.m2" {
+		t.Errorf("mode 2: subject %s", s)
+	}
+	if e1.ID() != plain.ID() || e2.ID() == e1.ID() {
+		t.Errorf("ids: mode 1 %s, mode 2 %s, no mode %s", e1.ID(), e2.ID(), plain.ID())
+	}
+	zoned := &Alert{Camera: "bridge", Zone: "left", State: AlertRaised, Mode: &Mode{Label: 3}}
+	s := SubjectOf("site.physd", zoned)
+	cam, zone, kind, err := ParseSubject("site.physd", s)
+	if s != "site.physd.modes.bridge.left.alert.m3" || err != nil || cam != "bridge" || zone != "left" || kind != KindAlert {
+		t.Errorf("zone's mode 3 alert: %s → %q %q %q %v", s, cam, zone, kind, err)
 	}
 }

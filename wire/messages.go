@@ -58,6 +58,10 @@ type Estimate struct {
 	// estimate (config mode ambient), whose window is its record; absent
 	// for the other modes.
 	Ambient *Ambient `json:"ambient,omitempty"`
+	// Mode is the mode this estimate is about, for a window that rings
+	// in several (each published on its own: ModeSubject); absent for a
+	// window read as one mode.
+	Mode *Mode `json:"mode,omitempty"`
 }
 
 // Ambient is what an ambient estimate (package ambient) rests on: the
@@ -291,6 +295,9 @@ type Diagnostic struct {
 	// window (its record), certified or not; absent for the other modes
 	// and when no estimate was made.
 	Ambient *Ambient `json:"ambient,omitempty"`
+	// Modes are the window's modes when it rings in several, each
+	// fitted and certified on its own; absent otherwise.
+	Modes []ModeSummary `json:"modes,omitempty"`
 	// LoneEvent marks the window of a lone event (the events mode's
 	// single trajectory, published as a diagnostic only). Not in the
 	// JSON: it only tells the message's id from a window's (ID).
@@ -362,6 +369,9 @@ type Alert struct {
 	// its id is its Nats-Msg-Id header.
 	WindowStart time.Time `json:"-"`
 	WindowEnd   time.Time `json:"-"`
+	// Mode is the mode whose estimates raised or cleared the alert, for a
+	// camera whose windows ring in several; absent otherwise.
+	Mode *Mode `json:"mode,omitempty"`
 }
 
 // Message is a message physd publishes: *Estimate, *Diagnostic, *Status
@@ -385,7 +395,7 @@ func (e *Estimate) Key() string { return Key(e.Camera, e.Zone) }
 
 // ID is <node>.<camera>[.<zone>].estimate.<start ns>.<end ns> (MsgID).
 func (e *Estimate) ID() string {
-	return MsgID(e.Node, e.Key(), string(KindEstimate), e.WindowStart, e.WindowEnd)
+	return MsgID(e.Node, e.Key(), modeKind(string(KindEstimate), labelOf(e)), e.WindowStart, e.WindowEnd)
 }
 
 // Kind is KindDiagnostic.
@@ -427,7 +437,7 @@ func (a *Alert) Key() string { return Key(a.Camera, a.Zone) }
 // window that raised or cleared it (MsgID): the same change, published
 // again, has the same id.
 func (a *Alert) ID() string {
-	return MsgID(a.Node, a.Key(), string(KindAlert)+"-"+string(a.State), a.WindowStart, a.WindowEnd)
+	return MsgID(a.Node, a.Key(), modeKind(string(KindAlert), labelOf(a))+"-"+string(a.State), a.WindowStart, a.WindowEnd)
 }
 
 // MsgID is the Nats-Msg-Id of a message about one window: the same

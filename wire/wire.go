@@ -90,11 +90,21 @@ func StreamSubjects(prefix string) []string {
 			}
 		}
 	}
+	// Modes beyond the first (ModeSubject), after the subjects physd
+	// configured before it read modes.
+	for _, camera := range []string{"*", "*.*"} {
+		for _, k := range Kinds() {
+			if k.Persisted() {
+				s = append(s, Subject(prefix+"."+modesToken, camera, k)+".*")
+			}
+		}
+	}
 	return s
 }
 
-// ParseSubject reads a subject Subject made under prefix back into its
-// camera, zone ("" for a camera without zones) and kind. A subject under
+// ParseSubject reads a subject Subject (or ModeSubject) made under
+// prefix back into its camera, zone ("" for a camera without zones) and
+// kind. A subject under
 // another prefix, with wildcards, empty tokens, more than a zone below the
 // camera or an unknown kind is an error.
 func ParseSubject(prefix, subject string) (camera, zone string, kind Kind, err error) {
@@ -103,6 +113,13 @@ func ParseSubject(prefix, subject string) (camera, zone string, kind Kind, err e
 		return "", "", "", fmt.Errorf("subject %q: not under prefix %q", subject, prefix)
 	}
 	tok := strings.Split(rest, ".")
+	// A mode beyond the first: modes.<camera>[.<zone>].<kind>.m<label>
+	// (ModeSubject).
+	if n := len(tok); n >= 4 && tok[0] == modesToken {
+		if _, ok := parseModeToken(tok[n-1]); ok && Kind(tok[n-2]).Valid() {
+			tok = tok[1 : n-1]
+		}
+	}
 	if len(tok) < 2 || len(tok) > 3 {
 		return "", "", "", fmt.Errorf("subject %q: want %s.<camera>[.<zone>].<kind>", subject, prefix)
 	}

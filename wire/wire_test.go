@@ -141,7 +141,8 @@ func TestKinds(t *testing.T) {
 	if Kind("alerts").Valid() || Kind("").Valid() {
 		t.Error("an unknown kind is valid")
 	}
-	want := []string{"site.physd.*.estimate", "site.physd.*.alert", "site.physd.*.*.estimate", "site.physd.*.*.alert"}
+	want := []string{"site.physd.*.estimate", "site.physd.*.alert", "site.physd.*.*.estimate", "site.physd.*.*.alert",
+		"site.physd.modes.*.estimate.*", "site.physd.modes.*.alert.*", "site.physd.modes.*.*.estimate.*", "site.physd.modes.*.*.alert.*"}
 	if got := StreamSubjects("site.physd"); !reflect.DeepEqual(got, want) {
 		t.Errorf("stream subjects %v, want %v", got, want)
 	}
@@ -155,15 +156,20 @@ func TestParseSubject(t *testing.T) {
 		t.Errorf("dotted prefix: %q %q %q %v", cam, zone, kind, err)
 	}
 	for _, s := range []string{
-		"other.bridge.estimate",          // another prefix
-		"physdx.bridge.estimate",         // a prefix that only starts alike
-		"physd.estimate",                 // no camera
-		"physd.a.b.c.estimate",           // more than a zone
-		"physd.bridge.estimates",         // an unknown kind
-		"physd.bridge..estimate",         // an empty token
-		"physd.*.estimate",               // a wildcard
-		"physd.>",                        // a wildcard
-		"fleet.b1.physd.bridge.estimate", // a hub's aggregate subject
+		"other.bridge.estimate",           // another prefix
+		"physdx.bridge.estimate",          // a prefix that only starts alike
+		"physd.estimate",                  // no camera
+		"physd.a.b.c.estimate",            // more than a zone
+		"physd.bridge.estimates",          // an unknown kind
+		"physd.bridge..estimate",          // an empty token
+		"physd.*.estimate",                // a wildcard
+		"physd.>",                         // a wildcard
+		"fleet.b1.physd.bridge.estimate",  // a hub's aggregate subject
+		"physd.modes.bridge.estimate.m1",  // mode 1 has no mode token
+		"physd.modes.bridge.estimate.m02", // not a label
+		"physd.modes.bridge.estimate.x2",  // not a mode token
+		"physd.modes.bridge.status.m2.x",  // a token past the mode
+		"physd.bridge.estimate.m2",        // a mode without the modes token
 	} {
 		if _, _, _, err := ParseSubject("physd", s); err == nil {
 			t.Errorf("ParseSubject(physd, %s): no error", s)
