@@ -159,6 +159,8 @@ type structureFlags struct {
 	objectSize                      *float64
 	excitation, forcing             *string
 	coloured, impulses              *string
+	// mode holds each --mode, in order.
+	mode []string
 }
 
 func (f *structureFlags) register(fs *flag.FlagSet) {
@@ -169,6 +171,10 @@ func (f *structureFlags) register(fs *flag.FlagSet) {
 	f.zeta = fs.Float64("zeta", 0.01, "structure: damping ratio ζ; the truth is γ1 = 2ζω, γ0 = ω², ω = 2π·fn")
 	f.amplitude = fs.Float64("amplitude", 1, "structure: initial amplitude of the free decay in pixels (e.g. 0.1, 0.3, 2)")
 	f.modes = fs.String("modes", "", "structure: several modes FN:ZETA:AMP[:PHASE],… (Hz, ratio, px, rad) instead of --fn, --zeta, --amplitude")
+	fs.Func("mode", "structure: one mode FN:ZETA:AMP[:PHASE] (Hz, ratio, px, rad), repeatable: --mode 1:0.01:3 --mode 2.7:0.02:1 is --modes 1:0.01:3,2.7:0.02:1", func(v string) error {
+		f.mode = append(f.mode, v)
+		return nil
+	})
 	f.direction = fs.Float64("direction", 0, "structure: direction of motion in degrees, 0 right, 90 down (default: block and mast 0, cable and beam 90); the cable, beam and mast lie across it")
 	f.noise = fs.Float64("noise", sim.DefaultNoise, "structure: Gaussian pixel noise, standard deviation as a fraction of full scale (0: none)")
 	f.texture = fs.Float64("texture", sim.DefaultBackgroundContrast, "structure: background texture contrast, standard deviation as a fraction of full scale (0: flat)")
@@ -182,7 +188,7 @@ func (f *structureFlags) register(fs *flag.FlagSet) {
 
 // names lists the flags that apply only to --system structure.
 func (f *structureFlags) names() []string {
-	return []string{"object", "width", "height", "fn", "zeta", "amplitude", "modes", "direction", "noise", "texture", "object-size", "blur",
+	return []string{"object", "width", "height", "fn", "zeta", "amplitude", "modes", "mode", "direction", "noise", "texture", "object-size", "blur",
 		"excitation", "forcing", "coloured", "impulses"}
 }
 
@@ -299,8 +305,21 @@ func (f *structureFlags) apply(s *sim.Structure, set map[string]bool) error {
 	return nil
 }
 
-// structureFlagFor names the flag behind a sim.StructureError field.
-func structureFlagFor(field string, modesFlag bool) string {
+// modesFlagOf is the flag that gave the modes ("" for --fn, --zeta,
+// --amplitude).
+func modesFlagOf(set map[string]bool) string {
+	switch {
+	case set["mode"]:
+		return "mode"
+	case set["modes"]:
+		return "modes"
+	}
+	return ""
+}
+
+// structureFlagFor names the flag behind a sim.StructureError field;
+// modesFlag is the flag that gave the modes (modesFlagOf).
+func structureFlagFor(field string, modesFlag string) string {
 	switch {
 	case strings.HasPrefix(field, "Forcing."):
 		return "forcing"
@@ -309,8 +328,8 @@ func structureFlagFor(field string, modesFlag bool) string {
 	case strings.HasPrefix(field, "Impulses."):
 		return "impulses"
 	}
-	if modesFlag && strings.HasPrefix(field, "Modes") {
-		return "modes"
+	if modesFlag != "" && strings.HasPrefix(field, "Modes") {
+		return modesFlag
 	}
 	switch {
 	case strings.HasSuffix(field, ".Fn"):
@@ -377,7 +396,26 @@ func simStructure(ctx context.Context, f *structureFlags, set map[string]bool, o
 			return fmt.Errorf("sim: %w: --%s 0: want %d..%d pixels", errUsage, v.name, sim.MinSize, sim.MaxSize)
 		}
 	}
-	if set["modes"] {
+	if set["mode"] {
+		if set["modes"] {
+			return fmt.Errorf("sim: %w: --mode and --modes both give the modes; use one", errUsage)
+		}
+		for _, name := range []string{"fn", "zeta", "amplitude"} {
+			if set[name] {
+				return fmt.Errorf("sim: %w: --%s and --mode both give the modes; use one", errUsage, name)
+			}
+		}
+		for i, m := range f.mode {
+			if strings.Contains(m, ",") {
+				return fmt.Errorf("sim: %w: --mode %q (the %d.): one mode a flag; several in one flag are --modes", errUsage, m, i+1)
+			}
+			modes, err := parseModes(m)
+			if err != nil {
+				return fmt.Errorf("sim: %w: --mode %q (the %d.): %w", errUsage, m, i+1, err)
+			}
+			s.Modes = append(s.Modes, modes...)
+		}
+	} else if set["modes"] {
 		for _, name := range []string{"fn", "zeta", "amplitude"} {
 			if set[name] {
 				return fmt.Errorf("sim: %w: --%s and --modes both give the modes; use one", errUsage, name)
@@ -398,7 +436,7 @@ func simStructure(ctx context.Context, f *structureFlags, set map[string]bool, o
 	usage := func(err error) error {
 		var se *sim.StructureError
 		if errors.As(err, &se) {
-			if name := structureFlagFor(se.Field, set["modes"]); name != "" {
+			if name := structureFlagFor(se.Field, modesFlagOf(set)); name != "" {
 				return fmt.Errorf("sim: %w: --%s: %w", errUsage, name, err)
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -194,6 +195,11 @@ func TestSimStructureBadFlags(t *testing.T) {
 		{append(st, "--modes", "2:0.01:x"), "--modes"},
 		{append(st, "--modes", "2:0.01:1,20:0.01:1"), "--modes"},
 		{append(st, "--modes", "2:0.01:1", "--fn", "3"), "--fn"},
+		{append(st, "--mode", "2:0.01"), "--mode"},
+		{append(st, "--mode", "2:0.01:1", "--mode", "20:0.01:1"), "--mode"},
+		{append(st, "--mode", "2:0.01:1,3:0.01:1"), "--mode"},
+		{append(st, "--mode", "2:0.01:1", "--modes", "3:0.01:1"), "--mode"},
+		{append(st, "--mode", "2:0.01:1", "--zeta", "0.02"), "--zeta"},
 		{append(st, "--size", "64"), "--size"},
 		{append(st, "--nuisance", "jitter:1"), "--nuisance"},
 		{append(st, "--y4m", "--gop", "30"), "--gop"},
@@ -266,5 +272,33 @@ func TestSimEncodingFlagsKeepPaperClips(t *testing.T) {
 		if keys != 4 { // 20 frames at 20 fps, a keyframe every 5
 			t.Errorf("--gop 5 over 20 frames: %d key frames, want 4", keys)
 		}
+	}
+}
+
+// --mode, repeated, gives the same scene as --modes with the same items.
+func TestSimModeFlagRepeatable(t *testing.T) {
+	dir := t.TempDir()
+	truthOf := func(args ...string) string {
+		clip := filepath.Join(dir, fmt.Sprintf("m%d.mp4", len(args)))
+		full := append([]string{"sim", "--system", "structure", "--width", "64", "--height", "48", "--duration", "1", "--y4m"}, args...)
+		if code, _, e := physd(t, append(full, clip)...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, e)
+		}
+		b, err := os.ReadFile(strings.TrimSuffix(clip, ".mp4") + ".truth.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			Modes json.RawMessage `json:"modes"`
+		}
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatal(err)
+		}
+		return string(tr.Modes)
+	}
+	one := truthOf("--mode", "1:0.01:3", "--mode", "2.7:0.02:1:0.5")
+	two := truthOf("--modes", "1:0.01:3,2.7:0.02:1:0.5")
+	if one != two || !strings.Contains(one, "2.7") {
+		t.Errorf("--mode ×2 gave modes %s, --modes %s", one, two)
 	}
 }
