@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"context"
+	"math"
 
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
 	"github.com/physd/physd/modes"
+	"github.com/physd/physd/window"
 )
 
 // Modes are the modes a window's readout rings in (Options.Modes).
@@ -89,4 +91,28 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 		}
 	}
 	return best
+}
+
+// pairCheck refuses a certified estimate of one clip whose latent is two
+// modes within one spectral line (modes.Pair): one mode fitted to a
+// close pair reads their mean frequency, off both by half their spacing,
+// and the certificate's other checks do not see it (the beat bends the
+// envelope smoothly; the fit check reads it as small misfit).
+func (a *run) pairCheck() {
+	r := a.rep.Result
+	if !a.rep.Verdict.Certified || r == nil || len(r.Latents) != 1 || !(r.Dt > 0) {
+		return
+	}
+	q := r.Gamma0 - r.Gamma1*r.Gamma1/4
+	if !(q > 0) {
+		return
+	}
+	p, err := modes.Pair(r.Latents[0], r.Dt, math.Sqrt(q))
+	if err != nil {
+		a.opt.Log.Debug("no pair test", "err", err)
+		a.rep.Verdict.Hold(window.CheckSeparated, false, "")
+		return
+	}
+	_, why := p.Close()
+	a.rep.Verdict.Hold(window.CheckSeparated, false, why)
 }

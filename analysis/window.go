@@ -222,6 +222,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	if amp := a.rep.Amplitude; amp != nil && (!a.rep.Verdict.Certified || a.rep.Result != nil && a.rep.Result.Readout == flow.ReadoutFlow) {
 		a.rep.Verdict.Resolve(amp.Px, amp.NoisePx, amp.HeldShare)
 	}
+	a.pairCheck()
 	if a.opt.Modes {
 		a.rep.Modes = a.findModes(ctx, clips, reading, tracked)
 	}
