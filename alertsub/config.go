@@ -29,9 +29,12 @@ func DefaultBackoff() []time.Duration {
 }
 
 // DefaultFilters are the alert subjects of every camera and zone under
-// prefix: prefix.*.alert and prefix.*.*.alert.
+// prefix: prefix.*.alert and prefix.*.*.alert, and those of their modes
+// beyond the first, prefix.modes.*.alert.* and prefix.modes.*.*.alert.*
+// (wire.ModeSubject).
 func DefaultFilters(prefix string) []string {
-	return []string{wire.Subject(prefix, "*", wire.KindAlert), wire.Subject(prefix, "*.*", wire.KindAlert)}
+	return []string{wire.Subject(prefix, "*", wire.KindAlert), wire.Subject(prefix, "*.*", wire.KindAlert),
+		wire.ModeFilter(prefix, "*", wire.KindAlert), wire.ModeFilter(prefix, "*.*", wire.KindAlert)}
 }
 
 // Config configures a Subscriber.

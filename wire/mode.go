@@ -56,6 +56,13 @@ func ModeSubject(prefix, key string, kind Kind, label int) string {
 	return Subject(prefix+"."+modesToken, key, kind) + "." + modeToken(label)
 }
 
+// ModeFilter is the subscription to every mode beyond the first of
+// camera (a name, "*", or "<camera>.<zone>" with wildcards) and kind:
+// prefix.modes.<camera>.<kind>.*.
+func ModeFilter(prefix, camera string, kind Kind) string {
+	return Subject(prefix+"."+modesToken, camera, kind) + ".*"
+}
+
 // modesToken is the first token after the prefix of the subjects of
 // modes beyond the first.
 const modesToken = "modes"

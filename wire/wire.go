@@ -95,7 +95,7 @@ func StreamSubjects(prefix string) []string {
 	for _, camera := range []string{"*", "*.*"} {
 		for _, k := range Kinds() {
 			if k.Persisted() {
-				s = append(s, Subject(prefix+"."+modesToken, camera, k)+".*")
+				s = append(s, ModeFilter(prefix, camera, k))
 			}
 		}
 	}

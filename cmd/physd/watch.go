@@ -32,6 +32,9 @@ func estimateRow(e *wire.Estimate) string {
 	if a := e.Ambient; a != nil {
 		row += fmt.Sprintf(", ambient record %.0f s (%d frames)", a.Record, a.Frames)
 	}
+	if m := e.Mode; m != nil {
+		row += fmt.Sprintf(", mode %d (%d of %d in the window)", m.Label, m.Index, m.Of)
+	}
 	return row
 }
 
@@ -132,7 +135,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	msgs := make(chan *nats.Msg, 256)
 	var subjects []string
 	for _, cam := range names {
-		subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindEstimate), wire.Subject(*prefix, cam, wire.KindAlert))
+		subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindEstimate), wire.Subject(*prefix, cam, wire.KindAlert),
+			// Modes beyond the first (wire.ModeSubject).
+			wire.ModeFilter(*prefix, cam, wire.KindEstimate), wire.ModeFilter(*prefix, cam, wire.KindAlert))
 		if *diag {
 			subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindDiagnostic))
 		}
