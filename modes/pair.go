@@ -52,7 +52,7 @@ func (p PairTest) Close() (bool, string) {
 		math.Min(a.Amplitude(), b.Amplitude()) < pairMinShare*math.Max(a.Amplitude(), b.Amplitude()) {
 		return false, ""
 	}
-	if closeTo(p.Two.Terms, 0) == "" {
+	if CloseReason(p.Two.Terms, 0) == "" {
 		return false, ""
 	}
 	// Two terms closer than PairSpread leave the one-mode estimate within

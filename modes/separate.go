@@ -109,7 +109,7 @@ func Separate(ctx context.Context, name string, x []float64, dt float64, opt Opt
 		}
 		r.Noise = m.RMS
 		v := window.Certify(r, opt.Thresholds, nil)
-		v.Hold(window.CheckSeparated, false, closeTo(m.Terms, i))
+		v.Hold(window.CheckSeparated, false, CloseReason(m.Terms, i))
 		out = append(out, Mode{Index: i + 1, Term: tm, Result: r, Verdict: v, Span: span})
 	}
 	return out, m, nil
@@ -127,10 +127,10 @@ func spanOf(tm Term, rms, dt float64, n int) int {
 	return min(n, max(int(math.Ceil(t/dt)), 8))
 }
 
-// closeTo is the reason mode i of terms is not read on its own: another
-// within CloseBandwidths of the wider half-power bandwidth 2ζf_n ("" when
-// none is).
-func closeTo(terms []Term, i int) string {
+// CloseReason is the reason mode i of terms is not read on its own:
+// another within CloseBandwidths of the wider half-power bandwidth 2ζf_n
+// ("" when none is).
+func CloseReason(terms []Term, i int) string {
 	fi, bi := terms[i].Hz(), 2*terms[i].Zeta()*terms[i].Hz()
 	for j, o := range terms {
 		if j == i {

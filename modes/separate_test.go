@@ -143,7 +143,7 @@ func TestSeparateNoSpuriousModes(t *testing.T) {
 func TestSeparateRefusesCloseModes(t *testing.T) {
 	terms := []Term{{Sigma: 0.02 * 2 * math.Pi, Omega: 2 * math.Pi}, {Sigma: 0.02 * 2 * math.Pi * 1.1, Omega: 2 * math.Pi * 1.1}}
 	for i := range terms {
-		if why := closeTo(terms, i); why == "" {
+		if why := CloseReason(terms, i); why == "" {
 			t.Errorf("modes at 1 and 1.1 Hz, ζ 2 %% (2.3 bandwidths apart): mode %d not refused", i+1)
 		} else {
 			t.Log(why)
@@ -151,7 +151,7 @@ func TestSeparateRefusesCloseModes(t *testing.T) {
 	}
 	terms[1].Omega, terms[1].Sigma = 2*math.Pi*1.2, 0.02*2*math.Pi*1.2
 	for i := range terms {
-		if why := closeTo(terms, i); why != "" {
+		if why := CloseReason(terms, i); why != "" {
 			t.Errorf("modes at 1 and 1.2 Hz, ζ 2 %% (4.2 bandwidths apart): mode %d refused: %s", i+1, why)
 		}
 	}
