@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/modes"
 	"github.com/physd/physd/window"
 )
 
@@ -130,6 +131,11 @@ type Estimate struct {
 	// not measured; see resolvedSpacing). One channel reads a closer pair
 	// as one mode at their mean frequency.
 	ResolvesHz float64 `json:"resolves_hz"`
+	// Modes are the record's modes when its signature holds several
+	// spectral lines, each identified and certified on its own
+	// (identifyModes); nil otherwise. The one-mode fit above is then of
+	// their sum.
+	Modes []modes.Mode `json:"-"`
 	// Signature is R(τ), τ = 0 … the fitted lags.
 	Signature []float64 `json:"signature"`
 	// Fitted is the fitted free response at τ = Δt … (as Signature[1:]).
@@ -261,6 +267,12 @@ func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Es
 		est.Peak, est.PeakSigma = p, jackknifeSigma(peaks)
 	}
 
+	if ms, err := identifyModes(ctx, c, sig, dt, groups, searchSpan(r, dt, maxLag), opt); err == nil {
+		est.Modes = ms
+	} else if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
 	v := window.Certify(r, opt.Thresholds, nil)
 	recordAdvice(&v, r, est.Record, opt.Thresholds)
 	v.Hold(window.CheckBroadband, true, broadband(r))
@@ -314,6 +326,26 @@ func resolvedSpacing(ctx context.Context, r *estimator.Result, dt float64, lags,
 		return math.NaN()
 	}
 	return ref * math.Sqrt((most+1)*sigma/bend)
+}
+
+// searchDecays and searchPeriods: the lags whose spectral lines are the
+// record's modes (identifyModes) hold searchDecays decay times of the
+// one-mode fit, and at least searchPeriods of its periods (a line needs
+// 7 bins: window.DecayLines). On a 30-min record of modes at 1 and 2.7 Hz
+// (ζ = 1 and 2 %) both lines stood out over 10–30 s of lags, the upper
+// one not over 7 s (too few bins) nor over 60 s (the tail's noise).
+const (
+	searchDecays  = 1.0
+	searchPeriods = 10
+)
+
+// searchSpan is the lags identifyModes searches for lines.
+func searchSpan(r *estimator.Result, dt float64, maxLag int) int {
+	n := spanOf(r, dt, searchDecays, maxLag)
+	if q := r.Gamma0 - r.Gamma1*r.Gamma1/4; q > 0 {
+		n = max(n, int(math.Ceil(searchPeriods*2*math.Pi/math.Sqrt(q)/dt)))
+	}
+	return min(n, maxLag)
 }
 
 // LongDecays is the span, in decay times, over which the signature's

@@ -338,3 +338,86 @@ func TestPeakDeficitTellsClosePairs(t *testing.T) {
 		t.Errorf("the peak test refused %d of %d close pairs, want ≥ 6", refusedPair, seeds)
 	}
 }
+
+// A structure ringing in two modes under broadband forcing (1 Hz at
+// ζ = 1 %, 1 px rms; 2.7 Hz at ζ = 2 %, 0.5 px rms; 30 min): on most
+// seeds the record's two modes are identified each on its own; every
+// certified one is within the bar (γ0 1 %, ζ 30 %), and most estimates
+// are within 3σ of the truth. Measured (12 seeds): both modes found on 8,
+// 12 modes certified, all in the bar; 15 of 16 within 3σ (one 2.7 Hz
+// mode's σ(ζ) half the others', −3.6σ).
+func TestIdentifyTwoModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("twelve 30-min records")
+	}
+	truth := []sim.Mode{{Fn: 1, Zeta: 0.01, AmplitudePx: 1}, {Fn: 2.7, Zeta: 0.02, AmplitudePx: 0.5}}
+	var certified, within, found [2]int
+	const seeds = 12
+	for i, e := range identifyAll(t, seeds, sim.Structure{Excitation: sim.ExcitationAmbient, Modes: truth}, 1800) {
+		if len(e.Modes) != 2 {
+			t.Logf("seed %d: %d modes (one-mode fit %.4f Hz ζ %.4f: %s)", i+1, len(e.Modes), e.Result.FreqN, e.Result.Zeta, e.Verdict.Status)
+			continue
+		}
+		for k, m := range e.Modes {
+			r := m.Result
+			g1, g0 := truth[k].Gammas()
+			zeta := g1 / (2 * math.Sqrt(g0))
+			inBar := math.Abs(r.Gamma0/g0-1) <= 0.01 && math.Abs(r.Zeta/zeta-1) <= 0.3
+			ef, ez := (r.FreqN-truth[k].Fn)/r.SigmaF, (r.Zeta-zeta)/r.SigmaZ
+			t.Logf("seed %d mode %d: %.4f ± %.4f Hz (%+.1fσ), ζ %.4f ± %.4f (%+.1fσ): %s, in the bar %v %v", i+1, m.Index, r.FreqN, r.SigmaF, ef, r.Zeta, r.SigmaZ, ez, m.Verdict.Status, inBar, m.Verdict.Reasons)
+			if m.Verdict.Certified {
+				certified[k]++
+				if !inBar {
+					t.Errorf("seed %d mode %d: certified outside the bar", i+1, m.Index)
+				}
+			}
+			found[k]++
+			if math.Abs(ef) <= 3 && math.Abs(ez) <= 3 {
+				within[k]++
+			}
+		}
+	}
+	t.Logf("found %v, certified %v, within 3σ %v of %d seeds", found, certified, within, seeds)
+	for k := range 2 {
+		if 2*found[k] < seeds {
+			t.Errorf("mode %d found on %d of %d seeds, want ≥ half", k+1, found[k], seeds)
+		}
+		if 5*within[k] < 4*found[k] {
+			t.Errorf("mode %d: within 3σ on %d of the %d seeds it was found on: σ not calibrated", k+1, within[k], found[k])
+		}
+	}
+}
+
+// Single modes (0.6–3 Hz, ζ 0.5–3 %, 10–30 min) give no spurious mode:
+// whatever lines their signatures show besides the mode, no mode other
+// than the structure's is certified.
+func TestIdentifyModesNoSpurious(t *testing.T) {
+	if testing.Short() {
+		t.Skip("twelve records")
+	}
+	rng := rand.New(rand.NewPCG(45, 46))
+	var split, spurious int
+	for seed := int64(1); seed <= 12; seed++ {
+		m := sim.Mode{Fn: 0.6 + 2.4*rng.Float64(), Zeta: 0.005 + 0.025*rng.Float64(), AmplitudePx: 1}
+		dur := 600 + 1200*rng.Float64()
+		c, dt := record(t, sim.Structure{Seed: seed, Excitation: sim.ExcitationAmbient, Modes: []sim.Mode{m}}, dur, 0.05)
+		e, err := Identify(context.Background(), c, dt, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Modes) > 0 {
+			split++
+		}
+		g1, g0 := m.Gammas()
+		for _, md := range e.Modes {
+			r := md.Result
+			inBar := math.Abs(r.Gamma0/g0-1) <= 0.01 && math.Abs(r.Gamma1/g1-1) <= 0.3
+			t.Logf("seed %d (%.3g Hz ζ %.3g, %.0f s): mode %d %.4g Hz ζ %.3g %s", seed, m.Fn, m.Zeta, dur, md.Index, r.FreqN, r.Zeta, md.Verdict.Status)
+			if md.Verdict.Certified && !inBar {
+				spurious++
+				t.Errorf("seed %d: a spurious mode certified at %.4g Hz", seed, r.FreqN)
+			}
+		}
+	}
+	t.Logf("12 single modes: %d read as several lines, %d spurious modes certified", split, spurious)
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/ambient"
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
@@ -304,6 +305,12 @@ func (c *learning) estimateAmbient(ctx context.Context, learner *estimator.Learn
 	}
 	// No encoder is trained or used: the line's stays as it was.
 	info := wire.EncoderInfo{Version: learner.Version(), TotalSteps: learner.TotalSteps()}
-	return outcome{job: j, res: est.Result, verdict: est.Verdict, info: info, amp: amp,
+	var ms *analysis.Modes
+	if len(est.Modes) > 0 {
+		// A signature term's amplitude is a variance, not a swing: no
+		// amplitude in pixels.
+		ms = &analysis.Modes{Readout: "signature", Modes: est.Modes}
+	}
+	return outcome{job: j, res: est.Result, verdict: est.Verdict, info: info, amp: amp, modes: ms,
 		ambient: wire.NewAmbient(est.Record, est.Frames, est.Lags, est.LagSpan, est.Groups, est.Kurtosis, est.Bend, est.BendSigma).WithResolves(est.ResolvesHz).WithPeak(est.Peak, est.PeakSigma)}, true
 }

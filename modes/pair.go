@@ -29,10 +29,11 @@ const (
 type PairTest struct {
 	// F is the F statistic of two terms against one,
 	//
-	//	F = ((S₁ − S₂)/4) / (S₂/(N − 9)),
+	//	F = ((S₁ − S₂)/4) / (S₂/(N − 9)) · (1 − ρ)/(1 + ρ),
 	//
 	// S_k the residual sum of squares of the k-term fit (Fit), N the
-	// samples: how much the second term explains beyond the noise.
+	// samples, ρ the two-term residual's lag-one autocorrelation (lagOne):
+	// how much the second term explains beyond the noise.
 	F float64
 	// One and Two are the fits.
 	One, Two *Model
@@ -98,7 +99,29 @@ func Pair(x []float64, dt, omega float64) (PairTest, error) {
 	s2 := two.RMS * two.RMS * (n - 9)
 	f := math.Inf(1)
 	if s2 > 0 {
-		f = ((s1 - s2) / 4) / (s2 / (n - 9))
+		rho := lagOne(x, dt, two)
+		f = ((s1 - s2) / 4) / (s2 / (n - 9)) * (1 - rho) / (1 + rho)
 	}
 	return PairTest{F: f, One: one, Two: two}, nil
+}
+
+// lagOne is the lag-one autocorrelation of x less the model m, within
+// [0, 0.99]: a compressed stream's noise is red (a codec holds and
+// rounds the moving pixels together), and a second term then explains
+// (1+ρ)/(1−ρ) times what it would of white noise (AR(1) noise has that
+// many fewer independent samples), so Pair's F is divided by it.
+func lagOne(x []float64, dt float64, m *Model) float64 {
+	var s0, s1, prev float64
+	for k, v := range x {
+		r := v - m.At(float64(k)*dt)
+		s0 += r * r
+		if k > 0 {
+			s1 += r * prev
+		}
+		prev = r
+	}
+	if !(s0 > 0) {
+		return 0
+	}
+	return math.Min(math.Max(s1/s0, 0), 0.99)
 }

@@ -111,6 +111,11 @@ func TopPeak(series [][]float64, dt float64) float64 {
 // isLine says whether bin k of the periodogram p (total: the sum of P_3
 // and up) is a spectral line by TopPeak's rule; near is scratch.
 func isLine(p []float64, k int, total float64, near []float64) (bool, []float64) {
+	return isLineAbove(p, k, total, PeakRatio, near)
+}
+
+// isLineAbove is isLine with ratio for PeakRatio.
+func isLineAbove(p []float64, k int, total, ratio float64, near []float64) (bool, []float64) {
 	if k < peakGuard+1 || k > len(p)-2 || p[k] < p[k-1] || p[k] < p[k+1] || !(p[k] > 0) {
 		return false, near
 	}
@@ -125,7 +130,7 @@ func isLine(p []float64, k int, total float64, near []float64) (bool, []float64)
 	for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
 		line += v
 	}
-	return p[k] >= PeakRatio*floor && line >= PeakShare*total, near
+	return p[k] >= ratio*floor && line >= PeakShare*total, near
 }
 
 // Line is a spectral line of a series (Lines).
@@ -148,7 +153,13 @@ type Line struct {
 // line under Hann), while a decay is its own taper — its line is the
 // Lorentzian of e^{−σt}, whatever the window. nil when x is too short
 // (32 samples), holds a NaN, or has no line.
-func DecayLines(x []float64, dt float64) []Line {
+func DecayLines(x []float64, dt float64) []Line { return DecayLinesAbove(x, dt, PeakRatio) }
+
+// DecayLinesAbove is DecayLines with lines ratio times above their
+// floor instead of PeakRatio: a search whose candidates another test
+// judges (a correlation function's, whose tail is smooth noise that
+// raises the floor).
+func DecayLinesAbove(x []float64, dt, ratio float64) []Line {
 	m := len(x)
 	if _, _, bad := finitecheck.First(x); m < peakMinSamples || bad || !(dt > 0) {
 		return nil
@@ -163,7 +174,7 @@ func DecayLines(x []float64, dt float64) []Line {
 	var out []Line
 	for k := peakMinBin; k < len(p)-1; k++ {
 		var ok bool
-		if ok, near = isLine(p, k, total, near); !ok {
+		if ok, near = isLineAbove(p, k, total, ratio, near); !ok {
 			continue
 		}
 		var line float64

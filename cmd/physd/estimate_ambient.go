@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/physd/physd/ambient"
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
 	"github.com/physd/physd/frame"
@@ -41,6 +42,10 @@ type ambientReport struct {
 	Reasons   []string      `json:"reasons,omitempty"`
 	// Ambient is the record's signature, its fit and the ambient checks.
 	Ambient *ambient.Estimate `json:"ambient"`
+	// Modes are the record's modes when its signature holds several,
+	// each identified and certified on its own; absent otherwise. The
+	// top-level estimate and the exit status stay the one-mode fit's.
+	Modes *modesReport `json:"modes,omitempty"`
 	// Readout is the frozen readout: pixels read and the direction.
 	Readout struct {
 		Binned     int        `json:"binned"`
@@ -103,6 +108,9 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 		ElapsedMS: float64(time.Since(start)) / float64(time.Millisecond)}
 	rep.Readout.Binned, rep.Readout.Pixels, rep.Readout.Dir, rep.Readout.CalibrateS = read.Binned, lin.Pixels, lin.Dir, af.calibrate
 	rep.Readout.RMSPx, rep.Readout.Explained = est.RMS*sourcePx(roiRep, pre, lin.W), read.Explained
+	if len(est.Modes) > 0 {
+		rep.Modes = newModesReport(&analysis.Modes{Readout: "signature", Modes: est.Modes})
+	}
 	if asJSON {
 		rep.finite()
 		enc := json.NewEncoder(stdout)
@@ -121,6 +129,7 @@ func estimateAmbient(ctx context.Context, af ambientFlags, path string, sel roiC
 		for _, why := range v.Reasons {
 			fmt.Fprintf(stdout, "  - %s\n", why)
 		}
+		rep.Modes.print(stdout)
 	}
 	if !v.Certified {
 		return exitNotCertified, nil
