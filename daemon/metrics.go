@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -66,6 +67,8 @@ var (
 	descG1        = prometheus.NewDesc("physd_gamma1", "γ1 of the latest certified estimate (1/s).", camLabel, nil)
 	descFn        = prometheus.NewDesc("physd_natural_frequency_hz", "f_n = √γ0/2π of the latest certified estimate.", camLabel, nil)
 	descZeta      = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
+	descModeFn    = prometheus.NewDesc("physd_mode_natural_frequency_hz", "f_n of the latest certified estimate of each mode, for a camera whose windows ring in several (mode: its label, kept from window to window; 1 is physd_natural_frequency_hz's).", []string{"camera", "mode"}, nil)
+	descModeZeta  = prometheus.NewDesc("physd_mode_damping_ratio", "ζ of the latest certified estimate of each mode, by label (physd_mode_natural_frequency_hz).", []string{"camera", "mode"}, nil)
 	descPubErr    = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
 	descBuf       = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
 	descOutbox    = prometheus.NewDesc("physd_outbox_messages", "Messages waiting in the on-disk outbox for NATS.", nil, nil)
@@ -87,7 +90,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
+		descG0, descG1, descFn, descZeta, descModeFn, descModeZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
 		ch <- d
 	}
 }
@@ -135,6 +138,11 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descG1, e.Gamma1, name)
 			gauge(descFn, e.Fn, name)
 			gauge(descZeta, e.Zeta, name)
+		}
+		for _, e := range cam.rec.modeEstimates() {
+			label := strconv.Itoa(e.Mode.Label)
+			gauge(descModeFn, e.Fn, name, label)
+			gauge(descModeZeta, e.Zeta, name, label)
 		}
 	}
 	if b != nil {

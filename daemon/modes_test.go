@@ -5,6 +5,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -96,6 +97,16 @@ func TestRTSPTwoModes(t *testing.T) {
 		return len(lo) >= 2 && len(up) >= 1
 	})
 	lo, up := bySubject()
+	// /metrics carries each mode's latest certified estimate by label.
+	m := scrape(t, "http://"+r.d.HTTPAddr())
+	for i, mode := range truth {
+		key := fmt.Sprintf(`physd_mode_natural_frequency_hz{camera="two",mode="%d"}`, i+1)
+		fn, ok := m[key]
+		t.Logf("%s %v", key, fn)
+		if !ok || math.Abs(fn/mode.Fn-1) > 0.005 {
+			t.Errorf("/metrics %s = %v (present %v), want within 0.5 %% of %g", key, fn, ok, mode.Fn)
+		}
+	}
 	for i, group := range [][]*modeEstimate{lo, up} {
 		g1, g0 := truth[i].Gammas()
 		zeta := g1 / (2 * math.Sqrt(g0))

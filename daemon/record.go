@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"github.com/physd/physd/wire"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,8 +33,11 @@ func (s *sourceState) get() (state wire.State, err string) {
 // endpoints read it: the reporting stage writes it, under a lock of its
 // own (the learning stage only at start, the encoder it restored).
 type record struct {
-	mu       sync.Mutex
-	est      *wire.Estimate   // latest certified estimate
+	mu  sync.Mutex
+	est *wire.Estimate // latest certified estimate (of mode label 1)
+	// modes holds the latest certified estimate of each mode label, for a
+	// line whose windows ring in several (label 1's is est too).
+	modes    map[int]*wire.Estimate
 	diag     *wire.Diagnostic // latest diagnostic
 	lastEst  *time.Time
 	verdict  map[string]int
@@ -63,11 +67,36 @@ func (r *record) setDiag(d *wire.Diagnostic) {
 	r.mu.Unlock()
 }
 
+// setEstimate records a certified estimate: the line's latest (est)
+// unless it is about a mode beyond the first, and its mode's.
 func (r *record) setEstimate(e *wire.Estimate) {
 	end := e.WindowEnd
 	r.mu.Lock()
-	r.est, r.lastEst = e, &end
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	r.lastEst = &end
+	if e.Mode != nil {
+		if r.modes == nil {
+			r.modes = map[int]*wire.Estimate{}
+		}
+		r.modes[e.Mode.Label] = e
+		if e.Mode.Label >= 2 {
+			return
+		}
+	}
+	r.est = e
+}
+
+// modeEstimates are the latest certified estimate of each mode label, by
+// label.
+func (r *record) modeEstimates() []*wire.Estimate {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*wire.Estimate, 0, len(r.modes))
+	for _, e := range r.modes {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *wire.Estimate) int { return a.Mode.Label - b.Mode.Label })
+	return out
 }
 
 func (r *record) setBaseline(b *wire.Baseline) {
