@@ -164,6 +164,24 @@ type dashDetail struct {
 	// Signature: the latent is an ambient record's correlation function
 	// R(τ) from τ = Dt on, not a window's latent over time.
 	Signature bool `json:"signature,omitempty"`
+	// Spectrum is the first clip's periodogram with the window's modes
+	// marked (absent without a latent of a few samples).
+	Spectrum *dashSpectrum `json:"spectrum,omitempty"`
+}
+
+// dashSpectrum is a latent's periodogram (window.DecaySpectrum) and the
+// modes the window was read in (wire.Diagnostic.Modes).
+type dashSpectrum struct {
+	Hz    []sample   `json:"hz"`
+	Power []sample   `json:"power"`
+	Modes []dashMode `json:"modes"`
+}
+
+// dashMode is one mode as the spectrum marks it.
+type dashMode struct {
+	Label     int  `json:"label"`
+	Fn        num  `json:"fn_hz"`
+	Certified bool `json:"certified"`
 }
 
 // dashEstimate is a camera's latest certified estimate, as a card shows it.
@@ -426,6 +444,14 @@ func dashDetailOf(d *wire.Diagnostic, r *estimator.Result) *dashDetail {
 		for _, z := range tr.Fitted[:len(clips)] {
 			det.Fitted = append(det.Fitted, decimate(z, stride))
 		}
+	}
+	if hz, pw := window.DecaySpectrum(clips[0], r.Dt); len(hz) > 0 {
+		s := max(1, (len(hz)+dashMaxPoints-1)/dashMaxPoints)
+		sp := &dashSpectrum{Hz: decimate(hz, s), Power: decimate(pw, s), Modes: []dashMode{}}
+		for _, m := range d.Modes {
+			sp.Modes = append(sp.Modes, dashMode{Label: m.Label, Fn: num(m.Fn), Certified: m.Certified})
+		}
+		det.Spectrum = sp
 	}
 	var cov window.Coverage
 	if v := d.Certificate; v != nil {

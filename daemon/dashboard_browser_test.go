@@ -58,6 +58,7 @@ type dashDOM struct {
 	HistoryCount  int     `json:"history_count"`
 	Certified     int     `json:"certified"`
 	LatentPoints  int     `json:"latent_points"`
+	SpectrumBins  int     `json:"spectrum_bins"`
 	LatentPathPts int     `json:"latent_path_points"`
 	FittedPoints  int     `json:"fitted_points"`
 	Crossings     int     `json:"crossings"`
@@ -92,6 +93,7 @@ const readDOM = `(() => {
     history_count: Number(q("#p-g0").dataset.count || 0),
     certified: Number(q("#p-g0").dataset.certified || 0),
     latent_points: Number(q("#p-latent").dataset.latentPoints || 0),
+    spectrum_bins: Number(q("#p-spectrum").dataset.bins || 0),
     latent_path_points: lat ? (lat.getAttribute("d").match(/[ML]/g) || []).length : 0,
     fitted_points: Number(q("#p-latent").dataset.fittedPoints || 0),
     crossings: document.querySelectorAll("#p-latent circle.cross").length,
@@ -223,6 +225,9 @@ func TestDashboardBrowser(t *testing.T) {
 		d.LatentPoints, d.LatentPathPts, d.FittedPoints, d.Crossings, d.FrameWidth, d.SourceWidth, d.ROIRects, d.VerdictText)
 	// A window's frames: 95 at the pendulum's 20 fps, 48 once windows.bin:
 	// auto has binned them by 2 (after the first certificate).
+	if d.SpectrumBins < 20 {
+		t.Errorf("spectrum plot: %d bins", d.SpectrumBins)
+	}
 	if d.LatentPoints < 45 || d.LatentPathPts < 45 || d.FittedPoints < 45 || d.Crossings == 0 {
 		t.Errorf("latent plot: %d points (path %d), fitted %d, %d crossings", d.LatentPoints, d.LatentPathPts, d.FittedPoints, d.Crossings)
 	}

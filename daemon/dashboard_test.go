@@ -505,6 +505,26 @@ func TestDashboardDetailBounded(t *testing.T) {
 			}
 		}
 	}
+	// The spectrum: bounded, its peak at the latent's 2 rad/s, the
+	// window's modes marked.
+	sp := det.Spectrum
+	if sp == nil || len(sp.Hz) > dashMaxPoints || len(sp.Hz) != len(sp.Power) {
+		t.Fatalf("spectrum %+v", sp)
+	}
+	top := 0
+	for k := range sp.Power {
+		if sp.Power[k] > sp.Power[top] {
+			top = k
+		}
+	}
+	if f := float64(sp.Hz[top]); math.Abs(f-2/(2*math.Pi)) > 0.05 {
+		t.Errorf("spectrum peak at %.3f Hz, want %.3f", f, 2/(2*math.Pi))
+	}
+	dm := *d
+	dm.Modes = []wire.ModeSummary{{Mode: wire.Mode{Label: 1}, Fn: 0.318, Certified: true}, {Mode: wire.Mode{Label: 2}, Fn: 0.9}}
+	if got := dashDetailOf(&dm, r).Spectrum.Modes; len(got) != 2 || got[1].Label != 2 || !got[0].Certified || got[1].Certified {
+		t.Errorf("spectrum modes %+v", got)
+	}
 	b, err := json.Marshal(det)
 	if err != nil {
 		t.Fatal(err)

@@ -230,6 +230,23 @@ func sideMedian(buf, v []float64) (float64, []float64) {
 	return buf[len(buf)/2], buf
 }
 
+// DecaySpectrum is the periodogram DecayLines reads of x (sampled dt
+// seconds apart): the frequencies of bins 1 … M/2 in Hz and their power,
+// |Σ_n (x_n − a − b n) e^{−2πikn/M}|², x's least-squares line a + b n
+// taken out. nil when x is shorter than 4 samples or holds a NaN.
+func DecaySpectrum(x []float64, dt float64) (hz, power []float64) {
+	m := len(x)
+	if _, _, bad := finitecheck.First(x); m < 4 || bad || !(dt > 0) {
+		return nil, nil
+	}
+	p := periodogram(nil, fourier.NewFFT(m).Coefficients(nil, detrend(nil, x, false)))
+	for k := 1; k < len(p); k++ {
+		hz = append(hz, float64(k)/(float64(m)*dt))
+		power = append(power, p[k])
+	}
+	return hz, power
+}
+
 // periodogram appends |c_k|² for k = 0 … M/2.
 func periodogram(dst []float64, c []complex128) []float64 {
 	for _, v := range c {

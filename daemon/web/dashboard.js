@@ -456,6 +456,7 @@ function renderDetail() {
   renderHeader();
   renderROI(c.card);
   renderLatent(c.detail);
+  renderSpectrum(c.detail);
   renderSlopes(c.detail);
   renderHistory(c.history);
   renderVerdicts(c.recent);
@@ -691,6 +692,34 @@ function renderLatent(det) {
   p.dataset.latentPoints = nl;
   p.dataset.fittedPoints = nf;
   p.dataset.crossings = nc;
+}
+
+// renderSpectrum draws the first clip's periodogram (log power) with a
+// line at each of the window's modes: solid when certified.
+function renderSpectrum(det) {
+  const p = $("p-spectrum");
+  p.dataset.bins = 0;
+  p.dataset.modes = 0;
+  const sp = det && det.spectrum;
+  if (!sp || !sp.hz || !sp.hz.length) {
+    empty(p, "no spectrum yet");
+    return;
+  }
+  const pw = sp.power.map((v) => Math.max(v, 1e-30));
+  const top = Math.max(...pw);
+  const y = [Math.max(Math.min(...pw), top * 1e-8), top];
+  const f = frame(p, { x: [0, sp.hz[sp.hz.length - 1]], y, yLog: true, xFmt: (v) => fmtTick(v) + " Hz" });
+  p.append(svg("path", { class: "lat c0", d: pathOf(sp.hz.map((h, k) => [f.sx(h), f.sy(pw[k])])), "data-points": sp.hz.length }));
+  for (const m of sp.modes || []) {
+    if (!finite(m.fn_hz)) continue;
+    const x = f.sx(m.fn_hz);
+    p.append(svg("line", { class: m.certified ? "fit" : "level", x1: x, x2: x, y1: f.m.t, y2: f.H - f.m.b, "data-label": m.label }));
+    const t = svg("text", { class: "tick", x: x + 3, y: f.m.t + 10 });
+    t.textContent = "mode " + m.label;
+    p.append(t);
+  }
+  p.dataset.bins = sp.hz.length;
+  p.dataset.modes = (sp.modes || []).length;
 }
 
 function renderSlopes(det) {
