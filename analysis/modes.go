@@ -7,6 +7,7 @@ import (
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/flow"
 	"github.com/physd/physd/modes"
+	"github.com/physd/physd/tracker"
 	"github.com/physd/physd/window"
 )
 
@@ -35,6 +36,10 @@ func (m *Modes) Certified() int {
 	return n
 }
 
+// modesCover is the least share of a clip a followed object's longest
+// run must span for its modes to be read.
+const modesCover = 0.75
+
 // modeSeries is one readout's series for modes.Separate.
 type modeSeries struct {
 	name      string
@@ -45,18 +50,17 @@ type modeSeries struct {
 // findModes separates the modes of a window of one clip on each of its
 // readouts linear in the displacement — the small-motion reading where
 // the motion is within its linear model, each object followed through
-// the whole clip — and keeps the readout with the most certified modes
+// most of the clip without a break (tracker.Ahead.Longest) — and keeps the readout with the most certified modes
 // (the first of them on a tie, in that order). nil when no readout holds
 // two spectral lines. The encoder's latent is not read: a learned
 // readout is a nonlinear function of the displacement, and a decay's
 // harmonics through it (at 2f and 3f, decaying 2 and 3 times as fast)
 // satisfy ODEs of their own and would be certified as modes; so would a
 // saturated reading's.
-func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, tracked []*estimator.Result) *Modes {
+func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, ahead *tracker.Ahead) *Modes {
 	if len(clips) != 1 {
 		return nil
 	}
-	n := len(clips[0].Frames)
 	src := a.opt.SourcePx
 	if !(src > 0) {
 		src = 1
@@ -69,9 +73,13 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 			series = append(series, modeSeries{flow.ReadoutFlow, rd.Z[from:], src})
 		}
 	}
-	for _, r := range tracked {
-		if r != nil && len(r.Latents) == 1 && len(r.Latents[0]) == n {
-			series = append(series, modeSeries{r.Readout, r.Latents[0], src})
+	// Every object followed through the clip, whether or not one mode's
+	// ODE fits its path (the tracker offers only those that do as a
+	// window's readout; a structure ringing in two modes fits none).
+	if ahead != nil {
+		names, lat := ahead.Longest(modesCover)
+		for i, z := range lat {
+			series = append(series, modeSeries{names[i], z, src})
 		}
 	}
 	var best *Modes

@@ -224,7 +224,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	}
 	a.pairCheck()
 	if a.opt.Modes {
-		a.rep.Modes = a.findModes(ctx, clips, reading, tracked)
+		a.rep.Modes = a.findModes(ctx, clips, reading, ahead)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }

@@ -92,6 +92,34 @@ func (a *Ahead) Swing(cover float64) float64 {
 	return out
 }
 
+// Longest are the objects a followed through at least cover of a window
+// of one clip without a break: each one's name (Path.Name) and its
+// longest run's latent (Path.Latents), the coordinate along the line or
+// arc it moved on, in frame px — whether or not one mode's ODE fits it
+// (a structure ringing in several does not). A fast swing can lose the
+// template for a few frames at a release, where it is fastest.
+func (a *Ahead) Longest(cover float64) (names []string, lat [][]float64) {
+	<-a.done
+	for i := range a.paths {
+		p := &a.paths[i]
+		if len(p.clipLen) != 1 {
+			continue
+		}
+		runs := p.Latents()
+		best := -1
+		for k, z := range runs {
+			if best < 0 || len(z) > len(runs[best]) {
+				best = k
+			}
+		}
+		if best < 0 || float64(len(runs[best])) < cover*float64(p.clipLen[0]) {
+			continue
+		}
+		names, lat = append(names, p.Name()), append(lat, runs[best])
+	}
+	return names, lat
+}
+
 // Weigh is Weigh with the objects a followed; enc must be the encoder's
 // fit of a's frames. The result is Weigh's, to the bit.
 func (a *Ahead) Weigh(ctx context.Context, clips []estimator.Clip, enc *estimator.Result, p estimator.Preset, th window.Thresholds, cam *motion.Track, log *slog.Logger, extra ...*estimator.Result) (r *estimator.Result, v window.Verdict, tracked []*estimator.Result) {
