@@ -156,7 +156,8 @@ var ErrShort = errors.New("ambient: record too short")
 //
 //	Cov = (G−1)/G · Σ_g (θ_g − θ̄)(θ_g − θ̄)ᵀ,
 //
-// θ_g the fit with group g deleted; the same replicates give the
+// θ_g the fit with group g deleted, widened for its degrees of freedom
+// (jackknifeCov); the same replicates give the
 // signature's variance per lag, against which the fit's misfit is read.
 func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Estimate, error) {
 	opt = opt.withDefaults()
@@ -240,17 +241,6 @@ func Identify(ctx context.Context, c *Correlation, dt float64, opt Options) (*Es
 		thetas = append(thetas, [2]float64{rg.Gamma1, rg.Gamma0})
 	}
 	cov, note := jackknifeCov(thetas, groups)
-	// A jackknife of k replicates has k−1 degrees of freedom: its σ is
-	// widened by t_{0.975,k−1}/z_{0.975} so that 2σ covers as a normal
-	// σ would (1.07 for 20 groups, 1.15 for 10).
-	if k := len(thetas); k >= 2 {
-		f := studentT975(k-1) / 1.959964
-		for i := range 2 {
-			for j := range 2 {
-				cov[i][j] *= f * f
-			}
-		}
-	}
 	r.Cov, r.Sigma1, r.Sigma0 = cov, math.Sqrt(cov[0][0]), math.Sqrt(cov[1][1])
 	r.Physics = estimator.Derive(r.Gamma1, r.Gamma0, cov)
 	r.Uncertainty = &estimator.Uncertainty{Source: "segments-jackknife", Note: note,
@@ -504,7 +494,13 @@ func periodsFloor(r *estimator.Result, dt float64, maxLag int) int {
 }
 
 // jackknifeCov is the delete-a-group jackknife's covariance of the
-// replicates θ_g of G groups.
+// replicates θ_g of G groups,
+//
+//	Cov = (t_{0.975,k−1}/z_{0.975})² (k−1)/k · Σ_g (θ_g − θ̄)(θ_g − θ̄)ᵀ,
+//
+// k the replicates: a jackknife of k has k−1 degrees of freedom, and its
+// σ is widened so that 2σ covers as a normal σ would (1.07 for 20
+// groups, 1.15 for 10).
 func jackknifeCov(thetas [][2]float64, groups int) (cov [2][2]float64, note string) {
 	k := len(thetas)
 	if k < 2 {
@@ -516,7 +512,8 @@ func jackknifeCov(thetas [][2]float64, groups int) (cov [2][2]float64, note stri
 		mean[0] += t[0] / float64(k)
 		mean[1] += t[1] / float64(k)
 	}
-	f := float64(k-1) / float64(k)
+	w := studentT975(k-1) / 1.959964
+	f := w * w * float64(k-1) / float64(k)
 	for _, t := range thetas {
 		d := [2]float64{t[0] - mean[0], t[1] - mean[1]}
 		for i := range 2 {

@@ -87,14 +87,6 @@ func identifyModes(ctx context.Context, c *Correlation, sig []float64, dt float6
 			thetas = append(thetas, [2]float64{rg.Gamma1, rg.Gamma0})
 		}
 		cov, note := jackknifeCov(thetas, groups)
-		if k := len(thetas); k >= 2 {
-			f := studentT975(k-1) / 1.959964
-			for a := range 2 {
-				for b := range 2 {
-					cov[a][b] *= f * f
-				}
-			}
-		}
 		r.Cov, r.Sigma1, r.Sigma0 = cov, math.Sqrt(cov[0][0]), math.Sqrt(cov[1][1])
 		r.Physics = estimator.Derive(r.Gamma1, r.Gamma0, cov)
 		r.Uncertainty = &estimator.Uncertainty{Source: "segments-jackknife", Note: note}
