@@ -50,9 +50,9 @@ type modeSeries struct {
 // findModes separates the modes of a window of one clip on each of its
 // readouts linear in the displacement — the small-motion reading where
 // the motion is within its linear model, each object followed through
-// most of the clip without a break (tracker.Ahead.Longest) — and keeps the readout with the most certified modes
-// (the first of them on a tie, in that order). nil when no readout holds
-// two spectral lines. The encoder's latent is not read: a learned
+// most of the clip without a break (tracker.Ahead.Longest) — and keeps
+// the readout with the most certified modes (the first of them on a
+// tie, in that order). nil when no readout holds two spectral lines. The encoder's latent is not read: a learned
 // readout is a nonlinear function of the displacement, and a decay's
 // harmonics through it (at 2f and 3f, decaying 2 and 3 times as fast)
 // satisfy ODEs of their own and would be certified as modes; so would a
