@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/wire"
 )
@@ -36,25 +34,7 @@ func TestRTSPTwoModes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	truth := []sim.Mode{{Fn: 1.5, Zeta: 0.01, AmplitudePx: 0.6, Phase: 0.3}, {Fn: 4, Zeta: 0.02, AmplitudePx: 0.4, Phase: 1.9}}
-	s := sim.Structure{Duration: 16, Seed: 9, Object: sim.ObjectBlock, Modes: truth}
-	frames, _, err := sim.RenderStructure(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clip := filepath.Join(t.TempDir(), "two.mp4")
-	if err := sim.WriteVideo(ctx, clip, frames, 30, sim.Encoding{CRF: 18}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := rtspserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := srv.URL("two")
-	rtspserver.Publish(ctx, t, url, clip)
-	if err := srv.WaitPublished(ctx, "two"); err != nil {
-		t.Fatal(err)
-	}
+	url := rtspScene(ctx, t, "two", sim.Structure{Duration: 16, Seed: 9, Object: sim.ObjectBlock, Modes: truth}, 18)
 	cam := rtspCamera("two", url)
 	cam.Window = config.WindowOverride{Length: 8 * time.Second, Hop: time.Second}
 	cfg := testConfig()

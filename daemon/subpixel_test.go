@@ -6,12 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
-	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/wire"
 )
@@ -34,25 +32,7 @@ func TestRTSPSubPixel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	mode := sim.Mode{Fn: 2, Zeta: 0.01, AmplitudePx: 0.5}
-	s := sim.Structure{Duration: 8, Seed: 7, Object: sim.ObjectBlock, Modes: []sim.Mode{mode}}
-	frames, _, err := sim.RenderStructure(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clip := filepath.Join(t.TempDir(), "block.mp4")
-	if err := sim.WriteVideo(ctx, clip, frames, 30, sim.Encoding{CRF: 18}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := rtspserver.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	url := srv.URL("block")
-	rtspserver.Publish(ctx, t, url, clip)
-	if err := srv.WaitPublished(ctx, "block"); err != nil {
-		t.Fatal(err)
-	}
+	url := rtspScene(ctx, t, "block", sim.Structure{Duration: 8, Seed: 7, Object: sim.ObjectBlock, Modes: []sim.Mode{mode}}, 18)
 	const mmPerPx = 0.5
 	cam := rtspCamera("block", url)
 	cam.Scale = config.Scale{Points: [][]float64{{10, 10}, {110, 10}}, DistanceMM: 100 * mmPerPx}

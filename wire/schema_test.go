@@ -21,11 +21,13 @@ func TestMessagesMatchSchemas(t *testing.T) {
 	info := EncoderInfo{Version: 1}
 	g := 4.0
 	amp := NewAmplitude(1.2, 0.05, "flow", 0.5)
+	mode := &Mode{Label: 2, Index: 2, Of: 2, Event: "seen", AmplitudePx: 0.3}
+	modes := []ModeSummary{{Mode: *mode, Fn: 2.7, FnSigma: 0.01, Zeta: 0.02, ZetaSigma: 0.002, Certified: true}}
 	msgs := map[string]any{
-		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp},
-		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp},
+		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp, Mode: mode},
+		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp, Modes: modes},
 		"status.v1.json":     Status{Schema: SchemaStatus, Node: "b1", Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
-		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}},
+		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}, Mode: mode},
 	}
 	for file, m := range msgs {
 		b, err := json.Marshal(m)
