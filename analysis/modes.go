@@ -85,7 +85,7 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 	var best *Modes
 	opt := modes.Options{Preset: a.opt.Preset, Thresholds: a.opt.Thresholds}
 	for _, s := range series {
-		ms, _, err := modes.Separate(ctx, s.name, s.x, clips[0].Dt, opt)
+		ms, err := modes.Separate(ctx, s.name, s.x, clips[0].Dt, opt)
 		if err != nil {
 			a.opt.Log.Debug("no modes", "readout", s.name, "err", err)
 			continue

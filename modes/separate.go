@@ -68,13 +68,13 @@ type Mode struct {
 // Span samples (to where its envelope meets SpanFloor times the fit's
 // residual) as a free response (estimator.FitRuns, named name), its noise
 // the joint fit's residual rms.
-func Separate(ctx context.Context, name string, x []float64, dt float64, opt Options) ([]Mode, *Model, error) {
+func Separate(ctx context.Context, name string, x []float64, dt float64, opt Options) ([]Mode, error) {
 	if opt.MaxModes <= 0 {
 		opt.MaxModes = DefaultMaxModes
 	}
 	lines := window.DecayLines(x, dt)
 	if len(lines) < 2 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	lines = lines[:min(len(lines), opt.MaxModes)]
 	omegas := make([]float64, len(lines))
@@ -83,7 +83,7 @@ func Separate(ctx context.Context, name string, x []float64, dt float64, opt Opt
 	}
 	m, err := Fit(x, dt, omegas, startZeta)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	slices.SortFunc(m.Terms, func(a, b Term) int { return cmp.Compare(a.Hz(), b.Hz()) })
 	out := make([]Mode, 0, len(m.Terms))
@@ -103,16 +103,16 @@ func Separate(ctx context.Context, name string, x []float64, dt float64, opt Opt
 			estimator.Runs{Clip: []int{0}, First: []int{0}}, dt, opt.Preset)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, nil, ctx.Err()
+				return nil, ctx.Err()
 			}
-			return nil, nil, fmt.Errorf("modes: mode %d at %.3g Hz: %w", i+1, tm.Hz(), err)
+			return nil, fmt.Errorf("modes: mode %d at %.3g Hz: %w", i+1, tm.Hz(), err)
 		}
 		r.Noise = m.RMS
 		v := window.Certify(r, opt.Thresholds, nil)
 		v.Hold(window.CheckSeparated, false, CloseReason(m.Terms, i))
 		out = append(out, Mode{Index: i + 1, Term: tm, Result: r, Verdict: v, Span: span})
 	}
-	return out, m, nil
+	return out, nil
 }
 
 // spanOf is how many leading samples of n hold the term above SpanFloor

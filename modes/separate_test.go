@@ -56,7 +56,7 @@ func TestSeparateTwoModes(t *testing.T) {
 		for seed := uint64(1); seed <= 10; seed++ {
 			truth := []sim.Mode{{Fn: 1.0, Zeta: 0.01, AmplitudePx: amps[0]}, {Fn: 2.7, Zeta: 0.02, AmplitudePx: amps[1]}}
 			x, dt := readout(t, truth, 20, 0.05, seed)
-			ms, _, err := Separate(context.Background(), "test", x, dt, options(t))
+			ms, err := Separate(context.Background(), "test", x, dt, options(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestSeparateCableHarmonics(t *testing.T) {
 		const f = 1.3
 		truth := []sim.Mode{{Fn: f, Zeta: 0.01, AmplitudePx: 3}, {Fn: 2 * f, Zeta: 0.01, AmplitudePx: 2}, {Fn: 3 * f, Zeta: 0.01, AmplitudePx: 1}}
 		x, dt := readout(t, truth, 20, 0.05, seed)
-		ms, _, err := Separate(context.Background(), "cable", x, dt, options(t))
+		ms, err := Separate(context.Background(), "cable", x, dt, options(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestSeparateNoSpuriousModes(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
 		m := sim.Mode{Fn: 0.5 + 3.5*rng.Float64(), Zeta: 0.005 + 0.025*rng.Float64(), AmplitudePx: 0.3 + 4.7*rng.Float64()}
 		x, dt := readout(t, []sim.Mode{m}, 20, 0.05, seed)
-		ms, _, err := Separate(context.Background(), "one", x, dt, options(t))
+		ms, err := Separate(context.Background(), "one", x, dt, options(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestTrackerTwoHourDrift(t *testing.T) {
 		}
 		truth := []sim.Mode{{Fn: f1, Zeta: 0.01, AmplitudePx: a1}, {Fn: f2, Zeta: 0.01, AmplitudePx: a2}}
 		x, dt := readout(t, truth, dur, 0.05, uint64(w+1))
-		ms, _, err := Separate(context.Background(), "drift", x, dt, options(t))
+		ms, err := Separate(context.Background(), "drift", x, dt, options(t))
 		if err != nil {
 			t.Fatal(err)
 		}
