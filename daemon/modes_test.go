@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/estimator"
+	"github.com/physd/physd/modes"
 	"github.com/physd/physd/sim"
 	"github.com/physd/physd/wire"
 )
@@ -112,4 +115,28 @@ func TestRTSPTwoModes(t *testing.T) {
 type modeEstimate struct {
 	subject string
 	e       *wire.Estimate
+}
+
+// On a line that has read two modes, a window's one-mode estimate takes
+// the label of the mode it reads — the upper one once the lower has died
+// down — and a line that never read two keeps estimates without a mode.
+func TestLabelOneFollowsTheModes(t *testing.T) {
+	c := &reporter{log: slog.New(slog.DiscardHandler)}
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	one := func(at time.Time, hz float64) *wire.Mode {
+		return c.labelOne(job{end: at}, &estimator.Result{Physics: estimator.Physics{FreqN: hz}})
+	}
+	if m := one(t0, 2); m != nil {
+		t.Errorf("a line without modes labelled an estimate %+v", m)
+	}
+	c.modes.Observe(t0, []modes.Sighting{{Hz: 1.5, Certified: true}, {Hz: 4, Certified: true}})
+	for _, tc := range []struct {
+		hz    float64
+		label int
+	}{{4.01, 2}, {1.49, 1}, {2.5, 3}} {
+		m := one(t0.Add(time.Minute), tc.hz)
+		if m == nil || m.Label != tc.label {
+			t.Errorf("a one-mode estimate at %g Hz: %+v, want label %d", tc.hz, m, tc.label)
+		}
+	}
 }

@@ -108,7 +108,7 @@ func (c *reporter) run(ctx context.Context, in <-chan outcome) {
 				}
 			}
 			if !published && v.Certified && !j.single {
-				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v, nil)
+				c.publishEstimate(ctx, j, o.res, o.info, amp, o.ambient, v, c.labelOne(j, o.res))
 			}
 			if c.bins != nil {
 				c.log.Debug("window's readouts", "bin", j.binOrZero(), "top_line_hz", o.peak, "certified", v.Certified)
@@ -265,6 +265,27 @@ func (c *reporter) labelModes(j job, m *analysis.Modes) labelledModes {
 		}
 	}
 	return out
+}
+
+// labelOne labels a window's one-mode estimate r on a line whose windows
+// have rung in several modes (its tracker holds labels): a window in
+// which one mode has died down reads the other, and its estimate belongs
+// to that mode's label — its subject, its alerts — not to label 1's. nil
+// on a line that has never read two modes.
+func (c *reporter) labelOne(j job, r *estimator.Result) *wire.Mode {
+	if c.modes.Live() == 0 || !(r.FreqN > 0) {
+		return nil
+	}
+	var mode *wire.Mode
+	for _, l := range c.modes.Observe(j.end, []modes.Sighting{{Hz: r.FreqN, Certified: true}}) {
+		switch {
+		case l.Index < 0:
+			c.log.Info("mode lost", "mode", l.Label, "fn_hz", l.Hz)
+		case l.Index == 0:
+			mode = &wire.Mode{Label: l.Label, Index: 1, Of: 1, Event: string(l.Event)}
+		}
+	}
+	return mode
 }
 
 // summaries are the modes as a diagnostic lists them.

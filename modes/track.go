@@ -72,6 +72,9 @@ type track struct {
 	seen  time.Time
 }
 
+// Live is how many labels the tracker holds.
+func (t *Tracker) Live() int { return len(t.live) }
+
 // Observe labels one window's sightings (at its time) and retires the
 // labels not seen for Lost. The labels are matched to the live tracks by
 // the assignment that pairs the most sightings within Gate of a track's
