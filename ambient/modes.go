@@ -58,8 +58,26 @@ func identifyModes(ctx context.Context, c *Correlation, sig []float64, dt float6
 		joint = m
 	}
 	record := float64(c.Frames()) * dt
-	out := make([]modes.Mode, len(joint.Terms))
+	// Each group's signature and joint fit, once for every mode.
+	type replicate struct {
+		sig   []float64
+		joint *modes.Model
+	}
 	nseg := c.Segments()
+	var reps []replicate
+	for g := range groups {
+		sg, _ := c.Signature(func(k int) bool { return k*groups/nseg != g })
+		if sg == nil {
+			continue
+		}
+		jg, err := modes.Fit(sg[1:span+1], dt, termOmegas(joint.Terms), 0.01)
+		if err != nil || len(jg.Terms) != len(joint.Terms) {
+			continue
+		}
+		slices.SortFunc(jg.Terms, byHz)
+		reps = append(reps, replicate{sg, jg})
+	}
+	out := make([]modes.Mode, len(joint.Terms))
 	for i, tm := range joint.Terms {
 		lags := modeLags(tm, dt, opt.Decays, maxLag)
 		r, err := fitSignature(ctx, modalSignature(sig, joint, i, dt), lags, dt)
@@ -67,17 +85,8 @@ func identifyModes(ctx context.Context, c *Correlation, sig []float64, dt float6
 			return nil, fmt.Errorf("ambient: mode %d at %.3g Hz: %w", i+1, tm.Hz(), err)
 		}
 		thetas := make([][2]float64, 0, groups)
-		for g := range groups {
-			sg, _ := c.Signature(func(k int) bool { return k*groups/nseg != g })
-			if sg == nil {
-				continue
-			}
-			jg, err := modes.Fit(sg[1:span+1], dt, termOmegas(joint.Terms), 0.01)
-			if err != nil || len(jg.Terms) != len(joint.Terms) {
-				continue
-			}
-			slices.SortFunc(jg.Terms, byHz)
-			rg, err := fitSignature(ctx, modalSignature(sg, jg, i, dt), lags, dt)
+		for _, rep := range reps {
+			rg, err := fitSignature(ctx, modalSignature(rep.sig, rep.joint, i, dt), lags, dt)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
