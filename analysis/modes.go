@@ -40,25 +40,31 @@ func (m *Modes) Certified() int {
 // run must span for its modes to be read.
 const modesCover = 0.75
 
-// modeSeries is one readout's series for modes.Separate.
+// modeSeries is one readout's series for modes.SeparateClips, one per
+// clip.
 type modeSeries struct {
 	name      string
-	x         []float64
+	x         [][]float64
 	pxPerUnit float64
 }
 
-// findModes separates the modes of a window of one clip on each of its
-// readouts linear in the displacement — the small-motion reading where
-// the motion is within its linear model, each object followed through
-// most of the clip without a break (tracker.Ahead.Longest) — and keeps
-// the readout with the most certified modes (the first of them on a
-// tie, in that order). nil when no readout holds two spectral lines. The encoder's latent is not read: a learned
-// readout is a nonlinear function of the displacement, and a decay's
-// harmonics through it (at 2f and 3f, decaying 2 and 3 times as fast)
-// satisfy ODEs of their own and would be certified as modes; so would a
-// saturated reading's.
-func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *flow.Reading, ahead *tracker.Ahead) *Modes {
-	if len(clips) != 1 {
+// findModes separates the modes of a window on each of its readouts
+// linear in the displacement — the small-motion reading where the motion
+// is within its linear model (of every clip), each object followed
+// through most of every clip without a break (tracker.Ahead.Longest) —
+// and keeps the readout with the most certified modes (the first of them
+// on a tie, in that order). A window of several clips (an event window's
+// releases) has each mode fitted over the clips that carry it
+// (modes.SeparateClips). nil when no readout holds two spectral lines.
+// The encoder's latent is not read: a learned readout is a nonlinear
+// function of the displacement, and a decay's harmonics through it (at
+// 2f and 3f, decaying 2 and 3 times as fast) satisfy ODEs of their own
+// and would be certified as modes; so would a saturated reading's.
+//
+// reading is the window's small-motion reading (one clip); seen, the
+// frames the encoder saw, are read clip by clip for a window of several.
+func (a *run) findModes(ctx context.Context, clips []estimator.Clip, seen []estimator.Clip, reading *flow.Reading, ahead *tracker.Ahead) *Modes {
+	if len(clips) == 0 {
 		return nil
 	}
 	src := a.opt.SourcePx
@@ -66,14 +72,37 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 		src = 1
 	}
 	var series []modeSeries
-	if rd := reading; rd != nil && rd.Moving > 0 && rd.Explained >= flow.MinExplained {
-		// Only the frames within the linear model: a saturated swing's
-		// distortion is a harmonic.
-		if from := rd.LinearFrom(); 2*from <= len(rd.Z) {
-			series = append(series, modeSeries{flow.ReadoutFlow, rd.Z[from:], src})
+	readings := []*flow.Reading{reading}
+	if len(clips) > 1 {
+		readings = readings[:0]
+		for _, c := range seen {
+			rd, err := flow.ReadBinned(c)
+			if err != nil {
+				readings = nil
+				break
+			}
+			readings = append(readings, rd)
 		}
 	}
-	// Every object followed through the clip, whether or not one mode's
+	// Only the frames within the linear model: a saturated swing's
+	// distortion is a harmonic.
+	var flowX [][]float64
+	for _, rd := range readings {
+		if rd == nil || rd.Moving == 0 || rd.Explained < flow.MinExplained {
+			flowX = nil
+			break
+		}
+		from := rd.LinearFrom()
+		if 2*from > len(rd.Z) {
+			flowX = nil
+			break
+		}
+		flowX = append(flowX, rd.Z[from:])
+	}
+	if len(flowX) == len(clips) {
+		series = append(series, modeSeries{flow.ReadoutFlow, flowX, src})
+	}
+	// Every object followed through the clips, whether or not one mode's
 	// ODE fits its path (the tracker offers only those that do as a
 	// window's readout; a structure ringing in two modes fits none).
 	if ahead != nil {
@@ -85,7 +114,7 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, reading *fl
 	var best *Modes
 	opt := modes.Options{Preset: a.opt.Preset, Thresholds: a.opt.Thresholds}
 	for _, s := range series {
-		ms, err := modes.Separate(ctx, s.name, s.x, clips[0].Dt, opt)
+		ms, err := modes.SeparateClips(ctx, s.name, s.x, clips[0].Dt, opt)
 		if err != nil {
 			a.opt.Log.Debug("no modes", "readout", s.name, "err", err)
 			continue

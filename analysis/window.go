@@ -224,7 +224,7 @@ func (a *run) weigh(ctx context.Context, clips []estimator.Clip, ahead *tracker.
 	}
 	a.pairCheck()
 	if a.opt.Modes {
-		a.rep.Modes = a.findModes(ctx, clips, reading, ahead)
+		a.rep.Modes = a.findModes(ctx, clips, seenOf(clips, enc), reading, ahead)
 	}
 	a.rep.Times.Weigh = time.Since(t0)
 }
@@ -258,12 +258,9 @@ const (
 // noise (flow.Candidate). The reading is nil when the frames could not be
 // read at all.
 func (a *run) smallMotion(ctx context.Context, clips []estimator.Clip, enc *estimator.Result) (*estimator.Result, *flow.Reading) {
-	if enc == nil || len(enc.Frames) != len(clips) {
+	seen := seenOf(clips, enc)
+	if seen == nil {
 		return nil, nil
-	}
-	seen := make([]estimator.Clip, len(clips))
-	for m, c := range clips {
-		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
 	}
 	th := a.opt.Thresholds
 	screen := func(r *estimator.Result) bool { return window.Screen(r, th, nil, window.CheckCoverage) }
@@ -272,6 +269,19 @@ func (a *run) smallMotion(ctx context.Context, clips []estimator.Clip, enc *esti
 		a.opt.Log.Debug("no small-motion readout", "err", err)
 	}
 	return r, rd
+}
+
+// seenOf is the clips as the encoder saw them (enc's frames), nil without
+// them.
+func seenOf(clips []estimator.Clip, enc *estimator.Result) []estimator.Clip {
+	if enc == nil || len(enc.Frames) != len(clips) {
+		return nil
+	}
+	seen := make([]estimator.Clip, len(clips))
+	for m, c := range clips {
+		seen[m] = estimator.Clip{W: c.W, H: c.H, Frames: enc.Frames[m], Dt: enc.Dt}
+	}
+	return seen
 }
 
 // concurrent is Window with its steps side by side (Options.Concurrent).

@@ -69,10 +69,24 @@ type Mode struct {
 // residual) as a free response (estimator.FitRuns, named name), its noise
 // the joint fit's residual rms.
 func Separate(ctx context.Context, name string, x []float64, dt float64, opt Options) ([]Mode, error) {
+	return SeparateClips(ctx, name, [][]float64{x}, dt, opt)
+}
+
+// SeparateClips is Separate over several clips of one readout — the
+// releases of an event window — sampled dt seconds apart. The lines are
+// every clip's, one where two clips' lie within the coarser one's
+// frequency bin; each clip is fitted jointly with a term per line, and
+// each mode's coordinates in the clips that carry it (its envelope above
+// SpanFloor times that clip's residual: a release that did not excite a
+// mode holds no trajectory of it) are fitted together, one trajectory a
+// clip, and certified as a window of those clips is: one clip of an
+// underdamped mode, or three of distinct velocities. A mode's Term and
+// Span are those of the clip where it is strongest.
+func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64, opt Options) ([]Mode, error) {
 	if opt.MaxModes <= 0 {
 		opt.MaxModes = DefaultMaxModes
 	}
-	lines := window.DecayLines(x, dt)
+	lines := clipLines(xs, dt)
 	if len(lines) < 2 {
 		return nil, nil
 	}
@@ -81,38 +95,128 @@ func Separate(ctx context.Context, name string, x []float64, dt float64, opt Opt
 	for i, l := range lines {
 		omegas[i] = 2 * math.Pi * l.Hz
 	}
-	m, err := Fit(x, dt, omegas, startZeta)
-	if err != nil {
-		return nil, err
+	fits := make([]*Model, len(xs))
+	var fitErr error
+	for c, x := range xs {
+		m, err := Fit(x, dt, omegas, startZeta)
+		if err != nil {
+			fitErr = err
+			continue
+		}
+		fits[c] = m
 	}
-	slices.SortFunc(m.Terms, func(a, b Term) int { return cmp.Compare(a.Hz(), b.Hz()) })
-	out := make([]Mode, 0, len(m.Terms))
-	q := make([]float64, len(x))
-	for i, tm := range m.Terms {
-		for n := range x {
-			t := float64(n) * dt
-			q[n] = x[n] - m.Offset
-			for j, o := range m.Terms {
-				if j != i {
-					q[n] -= o.At(t)
-				}
+	if !slices.ContainsFunc(fits, func(m *Model) bool { return m != nil }) {
+		return nil, fitErr
+	}
+	// The strongest clip's terms stand for the modes.
+	terms := make([]Term, len(lines))
+	strongest := make([]int, len(lines))
+	for i := range lines {
+		strongest[i] = -1
+		for c, m := range fits {
+			if m != nil && (strongest[i] < 0 || m.Terms[i].Amplitude() > terms[i].Amplitude()) {
+				terms[i], strongest[i] = m.Terms[i], c
 			}
 		}
-		span := spanOf(tm, m.RMS, dt, len(x))
-		r, err := estimator.FitRuns(ctx, fmt.Sprintf("%s mode %d", name, i+1), [][]float64{slices.Clone(q[:span])},
-			estimator.Runs{Clip: []int{0}, First: []int{0}}, dt, opt.Preset)
+	}
+	// Modes by frequency, as the fitted terms place them.
+	order := make([]int, len(lines))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(terms[a].Hz(), terms[b].Hz()) })
+	sorted := make([]Term, len(order))
+	for k, i := range order {
+		sorted[k] = terms[i]
+	}
+	out := make([]Mode, 0, len(lines))
+	for k, i := range order {
+		var lat [][]float64
+		var runs estimator.Runs
+		var noise2, lastRMS float64
+		span := 0
+		for c, m := range fits {
+			if m == nil {
+				continue
+			}
+			tm := m.Terms[i]
+			if len(xs) > 1 && !(tm.Amplitude() > SpanFloor*m.RMS) {
+				continue
+			}
+			n := spanOf(tm, m.RMS, dt, len(xs[c]))
+			q := make([]float64, n)
+			for j := range q {
+				t := float64(j) * dt
+				q[j] = xs[c][j] - m.Offset
+				for o, other := range m.Terms {
+					if o != i {
+						q[j] -= other.At(t)
+					}
+				}
+			}
+			lat = append(lat, q)
+			runs.Clip, runs.First = append(runs.Clip, len(runs.Clip)), append(runs.First, 0)
+			noise2 += m.RMS * m.RMS
+			lastRMS = m.RMS
+			if c == strongest[i] {
+				span = n
+			}
+		}
+		if len(lat) == 0 {
+			continue
+		}
+		r, err := estimator.FitRuns(ctx, fmt.Sprintf("%s mode %d", name, k+1), lat, runs, dt, opt.Preset)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("modes: mode %d at %.3g Hz: %w", i+1, tm.Hz(), err)
+			return nil, fmt.Errorf("modes: mode %d at %.3g Hz: %w", k+1, terms[i].Hz(), err)
 		}
-		r.Noise = m.RMS
+		r.Noise = math.Sqrt(noise2 / float64(len(lat)))
+		if len(lat) == 1 {
+			r.Noise = lastRMS
+		}
 		v := window.Certify(r, opt.Thresholds, nil)
-		v.Hold(window.CheckSeparated, false, CloseReason(m.Terms, i))
-		out = append(out, Mode{Index: i + 1, Term: tm, Result: r, Verdict: v, Span: span})
+		v.Hold(window.CheckSeparated, false, CloseReason(sorted, k))
+		out = append(out, Mode{Index: k + 1, Term: terms[i], Result: r, Verdict: v, Span: span})
 	}
 	return out, nil
+}
+
+// clipLines are the spectral lines of every clip (window.DecayLines), the
+// strongest first by their largest share in any clip; lines of two clips
+// within the coarser clip's frequency bin (1/T) are one, at the
+// frequency of the clip where it is stronger.
+func clipLines(xs [][]float64, dt float64) []window.Line {
+	if len(xs) == 1 {
+		return window.DecayLines(xs[0], dt)
+	}
+	var all []window.Line
+	var bins []float64
+	for _, x := range xs {
+		if len(x) == 0 {
+			continue
+		}
+		bin := 1 / (float64(len(x)) * dt)
+		for _, l := range window.DecayLines(x, dt) {
+			merged := false
+			for j, o := range all {
+				if math.Abs(o.Hz-l.Hz) < max(bin, bins[j]) {
+					if l.Share > o.Share {
+						all[j] = l
+					}
+					bins[j] = max(bins[j], bin)
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				all, bins = append(all, l), append(bins, bin)
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b window.Line) int { return cmp.Compare(b.Share, a.Share) })
+	return all
 }
 
 // spanOf is how many leading samples of n hold the term above SpanFloor

@@ -281,6 +281,11 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		}
 	}
 	var bg, act []float64
+	frames := make([][][]float64, len(match))
+	for m, cl := range match {
+		frames[m] = cl.Frames
+	}
+	sm := newSoft(frames, w, h)
 	var paths []Path
 	var firstErr error
 	found := 0
@@ -326,14 +331,14 @@ func Follow(ctx context.Context, clips []estimator.Clip, opt Options) ([]Path, e
 		errs := make([]error, len(todo))
 		ahead := workers > 1 && len(todo) > 1
 		if ahead {
-			par.For(workers, len(todo), func(i int) { res[i], errs[i] = follow(match, ids, todo[i], k, opt) })
+			par.For(workers, len(todo), func(i int) { res[i], errs[i] = follow(match, ids, sm, todo[i], k, opt) })
 		}
 		for i, s := range todo {
 			if followed(paths, s.box, k) {
 				continue
 			}
 			if !ahead {
-				res[i], errs[i] = follow(match, ids, s, k, opt)
+				res[i], errs[i] = follow(match, ids, sm, s, k, opt)
 			}
 			if errs[i] != nil {
 				firstErr = cmpErr(firstErr, errs[i])
@@ -521,7 +526,7 @@ const reacquireReach = 2
 // matches again (reacquireScore) a new run begins, less lossMargin
 // frames as it comes out. Runs shorter than estimator.MinFrames are
 // dropped; every clip must keep one.
-func follow(clips []estimator.Clip, ids [][]frameID, s seed, k int, opt Options) (Path, error) {
+func follow(clips []estimator.Clip, ids [][]frameID, sm *soft, s seed, k int, opt Options) (Path, error) {
 	w, h := clips[0].W, clips[0].H
 	b := s.box
 	t := newTemplate(clips[0].Frames[k], w, b, s.mask)
@@ -532,6 +537,10 @@ func follow(clips []estimator.Clip, ids [][]frameID, s seed, k int, opt Options)
 		t.cache, t.key = opt.Stream.Cache, templateKey(t)
 	}
 	p := Path{W: w, H: h, Box: b, Frame: k, MinScore: 1, clipLen: make([]int, len(clips))}
+	var (
+		runs0 []span
+		pos0  []Point
+	)
 	for m, c := range clips {
 		p.clipLen[m] = len(c.Frames)
 		pos := make([]Point, len(c.Frames))
@@ -553,17 +562,47 @@ func follow(clips []estimator.Clip, ids [][]frameID, s seed, k int, opt Options)
 		for _, r := range runs {
 			p.Pos, p.First, p.Clip = append(p.Pos, pos[r.lo:r.hi]), append(p.First, r.lo), append(p.Clip, m)
 		}
+		if m == 0 {
+			runs0, pos0 = runs, pos
+		}
 		p.MinScore = math.Min(p.MinScore, worst)
 		if m == 0 || med < p.Median {
 			p.Median = med
 		}
 	}
 	p.Axis, p.Spread = principal(p.Pos)
-	if !(p.Spread >= minSpread) {
-		return Path{}, fmt.Errorf("tracker: %v moved %.2f px rms (< %g): %w", b, p.Spread, minSpread, ErrStill)
+	if r := reach(p.Pos, p.Axis); !(p.Spread >= minSpread) && !(r >= minReach) {
+		return Path{}, fmt.Errorf("tracker: %v moved %.2f px rms (< %g), %.2f px at most (< %g): %w", b, p.Spread, minSpread, r, minReach, ErrStill)
 	}
+	p.refine(sm, k, s, runs0, pos0)
+	p.Axis, p.Spread = principal(p.Pos)
 	p.Centre, p.Radius, p.Across = arcOf(p.Pos, p.Axis)
 	return p, nil
+}
+
+// refine places the path's positions again to a fraction of a pixel on
+// the smoothed frames (template.refine), by the template cut from the
+// first clip's frame k, reduced to the pixels that move with the object
+// (template.moving, read over runs0 of the first clip, whose positions
+// pos0 holds). Positions refine cannot place stay where the match put
+// them.
+func (p *Path) refine(sm *soft, k int, s seed, runs0 []span, pos0 []Point) {
+	w, h := p.W, p.H
+	f0 := sm.frame(0, k)
+	fine := newFine(f0, w, p.Box, s.mask)
+	if fine == nil {
+		return
+	}
+	if mt, ok := fine.moving(f0, w, h, p.Box, s.mask, sm, 0, runs0, pos0); ok {
+		fine = mt
+	}
+	for j, c := range p.Pos {
+		for i, q := range c {
+			if r, ok := fine.refine(sm.frame(p.Clip[j], p.First[j]+i), w, h, q, nil); ok {
+				c[i] = r
+			}
+		}
+	}
 }
 
 // span is a run of frames [lo, hi) of one clip.
@@ -763,8 +802,31 @@ func (t *template) track(frames [][]float64, w, h int, start Point, from, step i
 	return len(frames), worst, nil
 }
 
-// minSpread is the least rms displacement, px, of an object that moved.
-const minSpread = 0.5
+// An object moved when its rms displacement is at least minSpread px, or
+// its reach at least minReach px: a decay that starts at two pixels and
+// dies in a few seconds moves less than half a pixel rms over a window
+// of twenty.
+const (
+	minSpread = 0.5
+	minReach  = 1.5
+)
+
+// reach is the 99th percentile of the displacements |(p − p̄)·a| along
+// the axis a: the swing's extent, but for a few mismatched frames.
+func reach(pos [][]Point, a Point) float64 {
+	m := meanOf(pos)
+	var d []float64
+	for _, c := range pos {
+		for _, q := range c {
+			d = append(d, math.Abs((q.X-m.X)*a.X+(q.Y-m.Y)*a.Y))
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[(len(d)-1)*99/100]
+}
 
 // principal is the unit principal axis of the positions and the rms
 // displacement along it: the leading eigenvector of their 2×2 covariance

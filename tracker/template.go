@@ -11,6 +11,9 @@ type template struct {
 	w, h int
 	v    []float64 // the pixels used, centred, row by row
 	norm float64   // ‖v‖
+	// gx, gy are the gradient of the frame the template was cut from at
+	// its pixels (refine), samples refine's scratch.
+	gx, gy, samples []float64
 	// rows lists, per box row, the runs of used pixels [x0, x1) and
 	// where their values start in v: the inner loop reads contiguous
 	// pixels.

@@ -92,30 +92,38 @@ func (a *Ahead) Swing(cover float64) float64 {
 	return out
 }
 
-// Longest are the objects a followed through at least cover of a window
-// of one clip without a break: each one's name (Path.Name) and its
-// longest run's latent (Path.Latents), the coordinate along the line or
-// arc it moved on, in frame px — whether or not one mode's ODE fits it
-// (a structure ringing in several does not). A fast swing can lose the
-// template for a few frames at a release, where it is fastest.
-func (a *Ahead) Longest(cover float64) (names []string, lat [][]float64) {
+// Longest are the objects a followed through at least cover of every
+// clip of the window without a break: each one's name (Path.Name) and,
+// per clip, its longest run's latent (Path.Latents), the coordinate
+// along the line or arc it moved on, in frame px — whether or not one
+// mode's ODE fits it (a structure ringing in several does not). A fast
+// swing can lose the template for a few frames at a release, where it is
+// fastest.
+func (a *Ahead) Longest(cover float64) (names []string, lat [][][]float64) {
 	<-a.done
 	for i := range a.paths {
 		p := &a.paths[i]
-		if len(p.clipLen) != 1 {
-			continue
-		}
 		runs := p.Latents()
-		best := -1
+		best := make([]int, len(p.clipLen))
+		for c := range best {
+			best[c] = -1
+		}
 		for k, z := range runs {
-			if best < 0 || len(z) > len(runs[best]) {
-				best = k
+			if c := p.Clip[k]; best[c] < 0 || len(z) > len(runs[best[c]]) {
+				best[c] = k
 			}
 		}
-		if best < 0 || float64(len(runs[best])) < cover*float64(p.clipLen[0]) {
-			continue
+		var per [][]float64
+		for c, k := range best {
+			if k < 0 || float64(len(runs[k])) < cover*float64(p.clipLen[c]) {
+				per = nil
+				break
+			}
+			per = append(per, runs[k])
 		}
-		names, lat = append(names, p.Name()), append(lat, runs[best])
+		if per != nil {
+			names, lat = append(names, p.Name()), append(lat, per)
+		}
 	}
 	return names, lat
 }

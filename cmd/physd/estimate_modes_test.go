@@ -16,11 +16,41 @@ func TestEstimateTwoModes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders and estimates two 20 s clips")
 	}
+	if certified, _ := estimateTwoModes(t, "1.0:0.01:0.6,2.7:0.02:0.2", 1, 2); certified < 3 {
+		t.Errorf("certified %d of 4 modes, want ≥ 3", certified)
+	}
+}
+
+// The same pair swinging a few pixels, 3 px : 1 px and 1 px : 3 px: read
+// by the tracker (the small-motion reading saturates), each placed to a
+// fraction of a pixel on its own moving pixels. Seeds 1–3 certified 11 of
+// the 12 modes (10 seeds: 3:1 — 10/10 and 5/10; 1:3 — 8/10 and 10/10;
+// before the sub-pixel refinement 9/10, 3/10 and mostly none).
+func TestEstimateTwoModesLargeSwing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders and estimates six 20 s clips")
+	}
+	var certified, of int
+	for _, modes := range []string{"1.0:0.01:3,2.7:0.02:1", "1.0:0.01:1,2.7:0.02:3"} {
+		c, n := estimateTwoModes(t, modes, 1, 3)
+		certified, of = certified+c, of+n
+	}
+	if certified < 9 {
+		t.Errorf("certified %d of %d modes, want ≥ 9", certified, of)
+	}
+}
+
+// estimateTwoModes renders a block released in the two modes spec
+// (1.0 Hz ζ 1 % and 2.7 Hz ζ 2 %, physd sim's --modes) for seeds
+// first…last, estimates each clip, fails the test on a mode certified
+// outside the bar (γ0 within 1 %, ζ within 25 %) and returns how many
+// modes were certified, of how many.
+func estimateTwoModes(t *testing.T, spec string, first, last int) (certified, of int) {
+	t.Helper()
 	truth := [2][2]float64{{1.0, 0.01}, {2.7, 0.02}}
-	var certified int
-	for seed := 1; seed <= 2; seed++ {
+	for seed := first; seed <= last; seed++ {
 		clip := filepath.Join(t.TempDir(), "two.mp4")
-		if code, _, e := physd(t, "sim", "--system", "structure", "--modes", "1.0:0.01:0.6,2.7:0.02:0.2", "--duration", "20",
+		if code, _, e := physd(t, "sim", "--system", "structure", "--modes", spec, "--duration", "20",
 			"--width", "320", "--height", "240", "--seed", fmt.Sprint(seed), clip); code != exitOK {
 			t.Fatalf("sim: exit %d: %s", code, e)
 		}
@@ -33,27 +63,26 @@ func TestEstimateTwoModes(t *testing.T) {
 			t.Fatalf("%v\n%s", err, out)
 		}
 		if rep.Modes == nil || len(rep.Modes.Modes) != 2 {
-			t.Fatalf("seed %d: modes %+v, want two", seed, rep.Modes)
+			t.Fatalf("%s seed %d: modes %+v, want two", spec, seed, rep.Modes)
 		}
 		for i, m := range rep.Modes.Modes {
 			fn, zeta := truth[i][0], truth[i][1]
 			inBar := math.Abs(m.FreqN*m.FreqN/(fn*fn)-1) <= 0.01 && math.Abs(m.Zeta/zeta-1) <= 0.25
-			t.Logf("seed %d mode %d (%s): %.4f ± %.4f Hz, ζ %.4f ± %.4f, %.3g px: %s %v", seed, m.Index, rep.Modes.Readout, m.FreqN, m.SigmaF, m.Zeta, m.SigmaZ, m.AmplitudePx, m.Verdict, m.Reasons)
+			t.Logf("%s seed %d mode %d (%s): %.4f ± %.4f Hz, ζ %.4f ± %.4f, %.3g px: %s %v", spec, seed, m.Index, rep.Modes.Readout, m.FreqN, m.SigmaF, m.Zeta, m.SigmaZ, m.AmplitudePx, m.Verdict, m.Reasons)
 			if m.Certified && !inBar {
-				t.Errorf("seed %d mode %d: certified outside the bar", seed, m.Index)
+				t.Errorf("%s seed %d mode %d: certified outside the bar", spec, seed, m.Index)
 			}
 			if m.Certified {
 				certified++
 			}
+			of++
 			if m.Certified != (m.Verdict == "certified") {
-				t.Errorf("seed %d mode %d: certified %v, verdict %s", seed, m.Index, m.Certified, m.Verdict)
+				t.Errorf("%s seed %d mode %d: certified %v, verdict %s", spec, seed, m.Index, m.Certified, m.Verdict)
 			}
 		}
 		if (code == exitOK) != rep.Certified {
-			t.Errorf("seed %d: exit %d with the window certified %v: the exit status is the window's", seed, code, rep.Certified)
+			t.Errorf("%s seed %d: exit %d with the window certified %v: the exit status is the window's", spec, seed, code, rep.Certified)
 		}
 	}
-	if certified < 3 {
-		t.Errorf("certified %d of 4 modes, want ≥ 3", certified)
-	}
+	return certified, of
 }
