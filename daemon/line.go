@@ -232,7 +232,9 @@ func (l *line) learning() *learning {
 
 func (l *line) reporter() *reporter {
 	s := l.spec
-	return &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
+	r := &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
 		trainTime: l.trainTime, alerts: newAlerter(s.cam.Name, s.alerts, l.alertsBase), rec: l.rec, dash: l.dash, work: &l.work,
 		scale: &l.scale, window: l.recordWindow, bins: l.bins}
+	r.restoreModes(loadModeState(s.dir, s.log), time.Now())
+	return r
 }

@@ -5,16 +5,22 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/physd/physd/analysis"
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/modes"
 	"github.com/physd/physd/sim"
+	"github.com/physd/physd/window"
 	"github.com/physd/physd/wire"
 )
 
@@ -138,5 +144,66 @@ func TestLabelOneFollowsTheModes(t *testing.T) {
 		if m == nil || m.Label != tc.label {
 			t.Errorf("a one-mode estimate at %g Hz: %+v, want label %d", tc.hz, m, tc.label)
 		}
+	}
+}
+
+// A line's modes outlive a restart: the labels it followed (modes.json)
+// come back with their frequencies, so the same modes take the same
+// labels — subjects and alerts — and a later label's alert baseline comes
+// back with them; an unreadable file is set aside and the labels start
+// afresh.
+func TestModesKeptAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	two := func(lo, hi float64) *analysis.Modes {
+		return &analysis.Modes{PxPerUnit: 1, Modes: []modes.Mode{
+			{Index: 1, Term: modes.Term{Omega: 2 * math.Pi * lo}, Verdict: window.Verdict{Certified: true}},
+			{Index: 2, Term: modes.Term{Omega: 2 * math.Pi * hi}, Verdict: window.Verdict{Certified: true}}}}
+	}
+	labels := func(ms labelledModes) []int {
+		var out []int
+		for _, m := range ms {
+			out = append(out, m.wire.Label)
+		}
+		return out
+	}
+	first := &reporter{log: log, dir: dir, alerts: newAlerter("cam", config.Alerts{}, nil)}
+	first.restoreModes(loadModeState(dir, log), t0)
+	// A third mode showed once before the restart: labels are never
+	// reused, so the next new one is 4.
+	if got := labels(first.labelModes(job{end: t0}, two(1.5, 4))); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("labels %v, want [1 2]", got)
+	}
+	if got := labels(first.labelModes(job{end: t0.Add(time.Minute)}, two(1.5, 6))); !slices.Equal(got, []int{1, 3}) {
+		t.Fatalf("labels %v, want [1 3]", got)
+	}
+	base := &wire.Baseline{Fn: 4.02, Zeta: 0.02, Windows: 5, Since: t0}
+	first.modeAlerts = map[int]*alerter{2: newAlerter("cam", config.Alerts{}, base)}
+	first.saveModes()
+
+	again := &reporter{log: log, dir: dir, alerts: newAlerter("cam", config.Alerts{}, nil)}
+	// Two hours down: no evidence the modes are gone.
+	again.restoreModes(loadModeState(dir, log), t0.Add(3*time.Hour))
+	got := labels(again.labelModes(job{end: t0.Add(3*time.Hour + time.Minute)}, two(1.505, 4.03)))
+	t.Logf("labels after the restart: %v; state %+v", got, again.modes.State())
+	if !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("labels after the restart %v, want [1 2]", got)
+	}
+	if al := again.modeAlerts[2]; al == nil || al.base == nil || *al.base != *base {
+		t.Errorf("label 2's baseline after the restart: %+v, want %+v", again.modeAlerts[2], base)
+	}
+	if got := labels(again.labelModes(job{end: t0.Add(3*time.Hour + 2*time.Minute)}, two(1.5, 7))); !slices.Equal(got, []int{1, 4}) {
+		t.Errorf("a new mode after the restart took %v, want [1 4]", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "modes.json"), []byte(`{"tracker":{"next":1,"live":[{"label":2,"hz":3}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := loadModeState(dir, log); st != nil {
+		t.Errorf("a label beyond next was restored: %+v", st)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "modes.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the unreadable modes.json stayed in place: %v", err)
 	}
 }

@@ -195,7 +195,7 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		c.onEst(e)
 	}
 	if label >= 2 {
-		// A later mode's alerts: their baseline is kept in memory only.
+		// A later mode's alerts: its baseline is kept in modes.json.
 		al := c.modeAlerts[label]
 		if al == nil {
 			al = newAlerter(c.camera, c.alerts.cfg, nil)
@@ -204,7 +204,12 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 			}
 			c.modeAlerts[label] = al
 		}
-		if a, _ := al.observe(&e); a != nil {
+		a, based := al.observe(&e)
+		if based {
+			c.saveModes()
+			c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", al.base.Fn, "zeta", al.base.Zeta, "mode", label)
+		}
+		if a != nil {
 			a.Zone, a.Node, a.Mode = c.zone, c.node, mode
 			c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons, "mode", label)
 			if err := c.bus.publish(ctx, a); err != nil {
@@ -254,15 +259,22 @@ func (c *reporter) labelModes(j job, m *analysis.Modes) labelledModes {
 		out[i].Mode = md
 		out[i].wire = wire.Mode{Index: md.Index, Of: len(m.Modes), AmplitudePx: md.Term.Amplitude() * m.PxPerUnit}
 	}
+	changed := false
 	for _, l := range c.modes.Observe(j.end, seen) {
 		if l.Index < 0 {
 			c.log.Info("mode lost", "mode", l.Label, "fn_hz", l.Hz)
+			delete(c.modeAlerts, l.Label)
+			changed = true
 			continue
 		}
 		out[l.Index].wire.Label, out[l.Index].wire.Event = l.Label, string(l.Event)
 		if l.Event == modes.Appeared {
 			c.log.Info("mode appeared", "mode", l.Label, "fn_hz", l.Hz)
+			changed = true
 		}
+	}
+	if changed {
+		c.saveModes()
 	}
 	return out
 }
@@ -277,13 +289,20 @@ func (c *reporter) labelOne(j job, r *estimator.Result) *wire.Mode {
 		return nil
 	}
 	var mode *wire.Mode
+	changed := false
 	for _, l := range c.modes.Observe(j.end, []modes.Sighting{{Hz: r.FreqN, Certified: true}}) {
 		switch {
 		case l.Index < 0:
 			c.log.Info("mode lost", "mode", l.Label, "fn_hz", l.Hz)
+			delete(c.modeAlerts, l.Label)
+			changed = true
 		case l.Index == 0:
 			mode = &wire.Mode{Label: l.Label, Index: 1, Of: 1, Event: string(l.Event)}
+			changed = changed || l.Event == modes.Appeared
 		}
+	}
+	if changed {
+		c.saveModes()
 	}
 	return mode
 }

@@ -1,6 +1,7 @@
 package modes
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -174,4 +175,49 @@ func bestMatch(seen []Sighting, idx []int, live []*track, taken []bool, gate flo
 	}
 	walk(0, 0, 0)
 	return best
+}
+
+// TrackerState is a Tracker's labels as a restart keeps them
+// (Tracker.State, Tracker.Restore).
+type TrackerState struct {
+	// Next is the last label given; labels are never reused.
+	Next int `json:"next"`
+	// Live are the labels followed, with their frequencies.
+	Live []TrackState `json:"live"`
+}
+
+// TrackState is one followed label.
+type TrackState struct {
+	Label int     `json:"label"`
+	Hz    float64 `json:"hz"`
+}
+
+// State returns the tracker's labels.
+func (t *Tracker) State() TrackerState {
+	s := TrackerState{Next: t.next, Live: make([]TrackState, len(t.live))}
+	for i, tr := range t.live {
+		s.Live[i] = TrackState{Label: tr.label, Hz: tr.hz}
+	}
+	return s
+}
+
+// Restore sets the tracker's labels to s's, each as last seen at at: the
+// time a process was down is no evidence that a mode is gone. It fails,
+// changing nothing, when a label is not positive, beyond Next or
+// repeated, or a frequency is not positive and finite.
+func (t *Tracker) Restore(s TrackerState, at time.Time) error {
+	seen := map[int]bool{}
+	live := make([]*track, 0, len(s.Live))
+	for _, l := range s.Live {
+		if l.Label < 1 || l.Label > s.Next || seen[l.Label] {
+			return fmt.Errorf("modes: restore: label %d (next %d): not a label the tracker could have given", l.Label, s.Next)
+		}
+		if !(l.Hz > 0) || math.IsInf(l.Hz, 0) {
+			return fmt.Errorf("modes: restore: label %d at %g Hz: want a positive frequency", l.Label, l.Hz)
+		}
+		seen[l.Label] = true
+		live = append(live, &track{label: l.Label, hz: l.Hz, seen: at})
+	}
+	t.next, t.live = s.Next, live
+	return nil
 }

@@ -115,3 +115,34 @@ func TestTrackerLostAndCertifiedFirst(t *testing.T) {
 		t.Errorf("a mode seen again after its label was retired: %+v, want a new label 3", ls)
 	}
 }
+
+// State and Restore carry a tracker's labels over a restart; Restore
+// refuses labels the tracker could not have given and changes nothing.
+func TestTrackerStateRestore(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	var a Tracker
+	a.Observe(t0, []Sighting{{Hz: 1, Certified: true}, {Hz: 2.5, Certified: true}})
+	var b Tracker
+	if err := b.Restore(a.State(), t0.Add(5*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got := b.Observe(t0.Add(5*time.Hour+time.Minute), []Sighting{{Hz: 2.52, Certified: true}, {Hz: 3.3, Certified: true}})
+	if len(got) != 2 || got[0].Label != 2 || got[0].Event != Seen || got[1].Label != 3 || got[1].Event != Appeared {
+		t.Errorf("after a restore: %+v, want label 2 seen and 3 appeared", got)
+	}
+	for _, bad := range []TrackerState{
+		{Next: 1, Live: []TrackState{{Label: 2, Hz: 1}}},
+		{Next: 2, Live: []TrackState{{Label: 1, Hz: 1}, {Label: 1, Hz: 2}}},
+		{Next: 1, Live: []TrackState{{Label: 0, Hz: 1}}},
+		{Next: 1, Live: []TrackState{{Label: 1, Hz: math.Inf(1)}}},
+		{Next: 1, Live: []TrackState{{Label: 1, Hz: -1}}},
+	} {
+		before := b.State()
+		if err := b.Restore(bad, t0); err == nil {
+			t.Errorf("restored %+v", bad)
+		}
+		if after := b.State(); after.Next != before.Next || len(after.Live) != len(before.Live) {
+			t.Errorf("a refused restore changed the tracker: %+v → %+v", before, after)
+		}
+	}
+}

@@ -64,6 +64,17 @@ func report(w io.Writer, cfg config, rows map[cell][]outcome, took time.Duration
 			cert, len(os), bar, len(os), falses, floor, keyImp, med(amps), med(noises), counts(readouts))
 	}
 	fmt.Fprintf(w, "\n**False certificates: %d of %d estimates.**\n\n", totalFalse, n)
+	// Every clip is one mode: a second one certified is spurious.
+	var several, spurious int
+	for _, os := range rows {
+		for _, o := range os {
+			if s, of := o.est.spurious(o.g0, o.g1); of > 0 {
+				several++
+				spurious += s
+			}
+		}
+	}
+	fmt.Fprintf(w, "**Spurious modes:** %d certified modes outside the clip's one mode's bar; %d of %d clips were read as several modes (physd estimate's `modes`).\n\n", spurious, several, n)
 	// Calibration: the bar is the issue's; σ is what a certificate claims.
 	var certN, within int
 	worst := 0.0

@@ -87,6 +87,15 @@ type estimate struct {
 		Px      float64 `json:"px"`
 		NoisePx float64 `json:"noise_px"`
 	} `json:"amplitude"`
+	// Modes are the modes the estimate separated (issue 46): a clip here
+	// is one mode, and any other certified is spurious.
+	Modes *struct {
+		Modes []struct {
+			Gamma0    float64 `json:"gamma0"`
+			Gamma1    float64 `json:"gamma1"`
+			Certified bool    `json:"certified"`
+		} `json:"modes"`
+	} `json:"modes"`
 	Diagnostics struct {
 		Readout string `json:"readout"`
 		Impulse struct {
@@ -97,6 +106,20 @@ type estimate struct {
 			Passed bool   `json:"passed"`
 		} `json:"checks"`
 	} `json:"diagnostics"`
+}
+
+// spurious counts the estimate's certified modes outside the bar of the
+// clip's one mode (γ0 g0, γ1 g1), and how many modes it separated.
+func (e *estimate) spurious(g0, g1 float64) (n, of int) {
+	if e.Modes == nil {
+		return 0, 0
+	}
+	for _, m := range e.Modes.Modes {
+		if m.Certified && !(math.Abs(m.Gamma0-g0) <= 0.01*g0 && math.Abs(m.Gamma1-g1) <= 0.2*g1+0.02) {
+			n++
+		}
+	}
+	return n, len(e.Modes.Modes)
 }
 
 // failed reports whether the estimate failed check name.
