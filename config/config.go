@@ -411,21 +411,85 @@ type Certify struct {
 	SigmaZetaFloor  float64 `yaml:"sigma_zeta_floor"`
 }
 
-// Alerts configures drift alerts: the first BaselineWindows certified
-// windows set a baseline of f_n and ζ, and an alert fires after Consecutive
-// certified windows in a row drift from it by more than FnDrift (relative
-// change of f_n) or ZetaDrift (relative change of ζ).
+// Alerts configures structural-health alerts (docs/alerts.md). Method
+// "chart" (the default) runs a control chart on each certified mode's
+// f_n and ζ — a baseline learned over Chart.Baseline, regressed on the
+// environment's Covariates, a moving average of the residual judged
+// against limits from the baseline's own scatter (package health).
+// Method "fixed" is the percentage rule: the first BaselineWindows
+// certified windows set a baseline of f_n and ζ, and an alert fires after
+// Consecutive certified windows in a row drift from it by more than
+// FnDrift (relative change of f_n) or ZetaDrift (relative change of ζ).
 type Alerts struct {
+	// Method is "chart" or "fixed".
+	Method string `yaml:"method"`
 	// BaselineWindows is the number of certified windows averaged into the
-	// baseline.
+	// baseline (fixed).
 	BaselineWindows int `yaml:"baseline_windows"`
-	// FnDrift is the relative drift of f_n that counts as drifting.
+	// FnDrift is the relative drift of f_n that counts as drifting (fixed).
 	FnDrift float64 `yaml:"fn_drift"`
-	// ZetaDrift is the relative drift of ζ that counts as drifting.
+	// ZetaDrift is the relative drift of ζ that counts as drifting (fixed).
 	ZetaDrift float64 `yaml:"zeta_drift"`
 	// Consecutive is the number of drifting certified windows in a row
-	// that raise an alert.
+	// that raise an alert (fixed).
 	Consecutive int `yaml:"consecutive"`
+	// Chart tunes the control chart (chart).
+	Chart Chart `yaml:"chart"`
+	// Covariates are the environment's readings the chart's baseline
+	// regresses on (chart.terms name them).
+	Covariates []Covariate `yaml:"covariates"`
+}
+
+// The alert methods.
+const (
+	AlertsChart = "chart"
+	AlertsFixed = "fixed"
+)
+
+// IsChart tells whether the alerts run the control chart. The default
+// configuration (and so a config file that does not say) sets chart; a
+// zero Alerts, as code builds one, keeps the fixed rule.
+func (a Alerts) IsChart() bool { return a.Method == AlertsChart }
+
+// Chart tunes the alerts' control chart (package health; zero values take
+// its defaults).
+type Chart struct {
+	// Baseline is how long the chart learns before it judges.
+	Baseline time.Duration `yaml:"baseline"`
+	// Interval is the chart's step: the certified estimates of an
+	// interval are averaged into one point.
+	Interval time.Duration `yaml:"interval"`
+	// Lambda is the moving average's weight, 0 < λ ≤ 1.
+	Lambda float64 `yaml:"lambda"`
+	// Limit and Clear are the alarm and clear levels in units of the
+	// moving average's baseline spread.
+	Limit float64 `yaml:"limit"`
+	Clear float64 `yaml:"clear"`
+	// Consecutive is how many points in a row beyond the limit raise the
+	// alert, and within Clear clear it.
+	Consecutive int `yaml:"consecutive"`
+	// Terms are the regressors: a covariate's name, its square
+	// ("temperature^2"), or a product ("temperature*wind").
+	Terms []string `yaml:"terms"`
+}
+
+// Covariate is an environmental reading (a temperature, a wind speed, a
+// traffic count) and where it comes from: a NATS subject on physd's bus,
+// a file a sensor daemon rewrites, and always the HTTP API's POST
+// /api/v1/covariates. A value is a number, or JSON {"value": v, "time":
+// RFC 3339}. The default declares "temperature", fed by the API alone.
+type Covariate struct {
+	// Name is the covariate's, as terms name it.
+	Name string `yaml:"name"`
+	// Subject is a NATS subject its values are published on ("" none).
+	Subject string `yaml:"subject"`
+	// File is a file holding its latest value, read when it changes ("":
+	// none).
+	File string `yaml:"file"`
+	// MaxAge is how old a value may be and still describe an estimate
+	// (default 2h); an estimate without a fresh value of every covariate
+	// the terms read stays off the chart.
+	MaxAge time.Duration `yaml:"max_age"`
 }
 
 // Mode is how a camera's video is analysed.
@@ -857,7 +921,9 @@ func Default() *Config {
 			Workers:         1,
 		},
 		Certify: Certify{}, // every limit at the certificate's default
-		Alerts:  Alerts{BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3},
+		Alerts: Alerts{Method: AlertsChart, BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3,
+			Chart:      Chart{Baseline: 7 * 24 * time.Hour, Interval: time.Hour, Lambda: 0.3, Limit: 4, Clear: 2.5, Consecutive: 2, Terms: []string{}},
+			Covariates: []Covariate{{Name: "temperature", MaxAge: 2 * time.Hour}}},
 		Cameras: []Camera{cam},
 	}
 }

@@ -182,7 +182,9 @@ func validate(c *Config, pos map[string]pos, errs *errorList, vocab Vocabulary) 
 	v.events(c.Events)
 	v.estimator(c.Estimator)
 	v.certify("certify", c.Certify, false)
-	v.alerts("alerts", AlertsOverride(c.Alerts), false)
+	a := c.Alerts
+	v.alerts("alerts", AlertsOverride{BaselineWindows: a.BaselineWindows, FnDrift: a.FnDrift, ZetaDrift: a.ZetaDrift, Consecutive: a.Consecutive}, false)
+	v.chart("alerts", a, c.NATS.SubjectPrefix)
 	first := map[string]int{}
 	for i, cam := range c.Cameras {
 		p := fmt.Sprintf("cameras[%d]", i)
@@ -605,6 +607,85 @@ func (v *validator) alerts(p string, a AlertsOverride, zone bool) {
 	if a.Consecutive < 0 || (!zone && a.Consecutive == 0) {
 		v.errorf(p+".consecutive", "is %d, want ≥ 1%s", a.Consecutive, orZero(p, "consecutive", zone, ""))
 	}
+}
+
+// chart checks the alerts' method, control chart and covariates at p.
+func (v *validator) chart(p string, a Alerts, prefix string) {
+	if a.Method != "" && a.Method != AlertsChart && a.Method != AlertsFixed {
+		v.errorf(p+".method", "is %q, want %q or %q", a.Method, AlertsChart, AlertsFixed)
+	}
+	c := a.Chart
+	if c.Baseline < 0 || c.Interval < 0 {
+		v.errorf(p+".chart.baseline", "is %v (interval %v), want ≥ 0 (0: the default)", c.Baseline, c.Interval)
+	}
+	if c.Interval > 0 && c.Baseline > 0 && c.Baseline < 4*c.Interval {
+		v.errorf(p+".chart.baseline", "is %v, want at least 4 intervals (%v)", c.Baseline, 4*c.Interval)
+	}
+	if !(c.Lambda >= 0 && c.Lambda <= 1) {
+		v.errorf(p+".chart.lambda", "is %v, want 0 < λ ≤ 1 (0: the default)", c.Lambda)
+	}
+	if !(c.Limit >= 0) || !(c.Clear >= 0) || (c.Limit > 0 && c.Clear >= c.Limit) {
+		v.errorf(p+".chart.clear", "is %v with limit %v, want 0 < clear < limit", c.Clear, c.Limit)
+	}
+	if c.Consecutive < 0 {
+		v.errorf(p+".chart.consecutive", "is %d, want ≥ 1 (0: the default)", c.Consecutive)
+	}
+	names := map[string]bool{}
+	for i, cv := range a.Covariates {
+		cp := fmt.Sprintf("%s.covariates[%d]", p, i)
+		switch {
+		case cv.Name == "" || strings.ContainsAny(cv.Name, "*^ "):
+			v.errorf(cp+".name", "is %q, want a name without spaces, * or ^", cv.Name)
+		case names[cv.Name]:
+			v.errorf(cp+".name", "%q is named twice", cv.Name)
+		}
+		names[cv.Name] = true
+		switch s := cv.Subject; {
+		case s == "":
+		case strings.ContainsAny(s, " \t*>") || strings.HasPrefix(s, ".") || strings.HasSuffix(s, ".") || strings.Contains(s, ".."):
+			v.errorf(cp+".subject", "is %q, want a NATS subject without wildcards", s)
+		case prefix != "" && (s == prefix || strings.HasPrefix(s, prefix+".")) || strings.HasPrefix(s, "$") || strings.HasPrefix(s, "_INBOX"):
+			// The board's subscriber key may publish it: not on physd's
+			// own subjects, JetStream's or replies.
+			v.errorf(cp+".subject", "is %q, want a subject outside %s.>, $… and _INBOX.>", s, prefix)
+		}
+		if cv.MaxAge < 0 {
+			v.errorf(cp+".max_age", "is %v, want ≥ 0 (0: 2h)", cv.MaxAge)
+		}
+	}
+	for i, t := range c.Terms {
+		tp := fmt.Sprintf("%s.chart.terms[%d]", p, i)
+		fs := termFactors(t)
+		if fs == nil {
+			v.errorf(tp, "is %q, want a covariate's name, NAME^2 or NAME*NAME", t)
+			continue
+		}
+		for _, f := range fs {
+			if !names[f] {
+				v.errorf(tp, "reads %q, which alerts.covariates does not name", f)
+			}
+		}
+	}
+}
+
+// termFactors are the covariates a chart term multiplies (nil: no term).
+func termFactors(t string) []string {
+	t = strings.TrimSpace(t)
+	if name, ok := strings.CutSuffix(t, "^2"); ok {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.ContainsAny(name, "*^") {
+			return nil
+		}
+		return []string{name}
+	}
+	var out []string
+	for _, f := range strings.Split(t, "*") {
+		if f = strings.TrimSpace(f); f == "" || strings.Contains(f, "^") {
+			return nil
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // zoneOverrides checks the estimator, certify and alerts overrides of the

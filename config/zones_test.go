@@ -425,7 +425,7 @@ func TestZoneOverridesLoad(t *testing.T) {
 	want.Estimator.StepsPerWindow, want.Estimator.MaxWindowTime, want.Estimator.Replay = 20, 3*time.Second, 2
 	want.Estimator.Tau, want.Estimator.Lambda, want.Estimator.LREncoder = 0.5, 2, 1e-4
 	want.Certify = Certify{MinPsi: 0.15, MaxRevisit: 1.5, MinWidth: 0.1}
-	want.Alerts = Alerts{BaselineWindows: 8, FnDrift: 0.02, ZetaDrift: 0.3, Consecutive: 3}
+	want.Alerts.BaselineWindows, want.Alerts.FnDrift, want.Alerts.ZetaDrift = 8, 0.02, 0.3
 	if !reflect.DeepEqual(*ec, want) {
 		t.Errorf("ZoneConfig(cable-east) =\n%+v\nwant\n%+v", *ec, want)
 	}

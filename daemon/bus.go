@@ -54,7 +54,7 @@ type bus struct {
 
 // startBus starts the embedded server if no URLs are configured, connects,
 // and creates or verifies the JetStream stream. node is the board's name.
-func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *slog.Logger) (*bus, error) {
+func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *slog.Logger, sensors ...string) (*bus, error) {
 	b := &bus{log: log, prefix: cfg.SubjectPrefix, node: node, kick: make(chan struct{}, 1), stop: make(chan struct{}), drained: make(chan struct{})}
 	ob, err := outbox.Open(filepath.Join(stateDir, "outbox"), outbox.Options{Logger: log})
 	if err != nil {
@@ -72,7 +72,7 @@ func startBus(ctx context.Context, cfg config.NATS, node, stateDir string, log *
 			b.close()
 			return nil, err
 		}
-		ns, err := startEmbedded(cfg.Embedded, node, cfg.SubjectPrefix, stateDir, creds, log)
+		ns, err := startEmbedded(cfg.Embedded, node, cfg.SubjectPrefix, stateDir, creds, log, sensors...)
 		if err != nil {
 			b.close()
 			return nil, err
@@ -156,7 +156,7 @@ func joinURLs(urls []string) string {
 // hub cluster refuses two servers of the same name), in the node's
 // JetStream domain, and joined to a hub as a leaf node when
 // cfg.LeafNodes lists the hub's URLs; prefix is the subject prefix.
-func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *embeddedCreds, log *slog.Logger) (*server.Server, error) {
+func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *embeddedCreds, log *slog.Logger, sensors ...string) (*server.Server, error) {
 	host, portStr, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("nats: embedded listen %q: %w", cfg.Listen, err)
@@ -180,8 +180,9 @@ func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *em
 		JetStreamMaxStore:  1 << 30,
 		JetStreamMaxMemory: 64 << 20,
 	}
-	// Every client authenticates: physd, or the read-only subscriber.
-	opts.Nkeys = creds.users(prefix)
+	// Every client authenticates: physd, or the read-only subscriber
+	// (who may publish the sensors' covariate subjects).
+	opts.Nkeys = creds.users(prefix, sensors...)
 	if t := cfg.TLS; t.CertFile != "" {
 		tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: t.CertFile, KeyFile: t.KeyFile, CaFile: t.CAFile, Verify: t.CAFile != ""})
 		if err != nil {

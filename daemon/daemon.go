@@ -67,6 +67,8 @@ type Daemon struct {
 	// gate lets as many cameras estimate a window at once as the
 	// process has cores (see gate).
 	gate gate
+	// env holds the covariates the alerts' charts regress on.
+	env *environment
 }
 
 // New validates what can be checked before starting, among it the names
@@ -132,14 +134,24 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	if err := os.MkdirAll(d.opt.StateDir, 0o750); err != nil {
 		return fmt.Errorf("daemon: state directory: %w", err)
 	}
-	b, err := startBus(ctx, d.cfg.NATS, d.cfg.Node.EffectiveName(), d.opt.StateDir, d.log)
+	var sensors []string
+	for _, cv := range d.cfg.Alerts.Covariates {
+		sensors = append(sensors, cv.Subject)
+	}
+	b, err := startBus(ctx, d.cfg.NATS, d.cfg.Node.EffectiveName(), d.opt.StateDir, d.log, sensors...)
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	d.mu.Lock()
 	d.bus, d.ctx = b, ctx
 	cfg := d.cfg
+	d.env = newEnvironment(cfg.Alerts.Covariates, d.log.With("part", "covariates"))
 	d.mu.Unlock()
+	if err := d.env.subscribe(ctx, b.nc); err != nil {
+		b.close()
+		return fmt.Errorf("daemon: %w", err)
+	}
+	go d.env.watchFiles(ctx, filePoll)
 	rtc, err := stream.NewWebRTC(iceOptions(cfg.WebRTC))
 	if err != nil {
 		b.close()

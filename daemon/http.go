@@ -109,6 +109,7 @@ func (d *Daemon) routes() http.Handler {
 	mux.HandleFunc("OPTIONS /whip/{camera}/{session}", cors(d.whipOptions))
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/publish", d.publishConfig)
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/latest", d.latest)
+	mux.HandleFunc("POST /api/v1/covariates", d.operator(d.covariatePost))
 	mux.HandleFunc("GET /healthz", d.healthz)
 	mux.HandleFunc("GET /readyz", d.operator(d.readyz))
 	mux.Handle("GET /metrics", d.operator(d.metrics.handler().ServeHTTP))

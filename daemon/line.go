@@ -127,6 +127,7 @@ type line struct {
 	feed                  chan sourceItem
 	g                     goroutines
 	alertsBase            *wire.Baseline // restored when built, for the reporting stage
+	env                   *environment   // the covariates (nil: none)
 	ownSource, noUpstream sourceState
 	// scale is the line's millimetres per source pixel: its camera's (or
 	// zone's) scale when built, and a reload's since (applyScales).
@@ -140,6 +141,7 @@ type line struct {
 // gate on windows estimated at once, its estimate hook; trainTime
 // observes one line's training time.
 type shared struct {
+	env       *environment
 	bus       publisher
 	node      string
 	onEst     func(wire.Estimate)
@@ -149,7 +151,7 @@ type shared struct {
 
 // shared is the daemon's for the line key.
 func (d *Daemon) shared(key string) shared {
-	return shared{bus: d.bus, node: d.bus.node, onEst: d.opt.OnEstimate, gate: d.gate, trainTime: d.metrics.training.WithLabelValues(key)}
+	return shared{env: d.env, bus: d.bus, node: d.bus.node, onEst: d.opt.OnEstimate, gate: d.gate, trainTime: d.metrics.training.WithLabelValues(key)}
 }
 
 // newLine builds a line from its resolved spec and what the daemon's
@@ -158,7 +160,7 @@ func (d *Daemon) shared(key string) shared {
 // are built here alike, so that neither runs without what the other has.
 // cam is the camera whose source feeds it (nil: attached later).
 func newLine(s lineSpec, sh shared, cam *camera) *line {
-	l := &line{spec: s, cfg: s.cam, zone: s.zone, log: s.log, src: s.src, bus: sh.bus, node: sh.node, onEst: sh.onEst,
+	l := &line{spec: s, cfg: s.cam, zone: s.zone, log: s.log, src: s.src, bus: sh.bus, node: sh.node, onEst: sh.onEst, env: sh.env,
 		gate: sh.gate, trainTime: sh.trainTime, motionCache: motion.NewCache(), trackCache: tracker.NewCache(), rec: newRecord(), dash: s.dash}
 	l.attachTo(cam)
 	if s.window.Bin == config.BinAuto && s.cam.Mode == config.ModeSingle {
@@ -235,6 +237,8 @@ func (l *line) reporter() *reporter {
 	r := &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
 		trainTime: l.trainTime, alerts: newAlerter(s.cam.Name, s.alerts, l.alertsBase), rec: l.rec, dash: l.dash, work: &l.work,
 		scale: &l.scale, window: l.recordWindow, bins: l.bins}
+	r.alerts.env = envOrNil(l.env)
+	r.restoreCharts(loadCharts(s.dir, s.log))
 	r.restoreModes(loadModeState(s.dir, s.log), time.Now())
 	return r
 }

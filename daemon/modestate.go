@@ -64,7 +64,9 @@ func (c *reporter) restoreModes(st *modeState, now time.Time) {
 		if c.modeAlerts == nil {
 			c.modeAlerts = map[int]*alerter{}
 		}
-		c.modeAlerts[label] = newAlerter(c.camera, c.alerts.cfg, base)
+		al := newAlerter(c.camera, c.alerts.cfg, base)
+		al.env = c.alerts.env
+		c.modeAlerts[label] = al
 	}
 }
 

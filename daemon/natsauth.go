@@ -139,32 +139,39 @@ func createSeed(path string) (nkeys.KeyPair, error) {
 //   - keep physd alerts' key-value bucket (wire.AlertsBucket: the alerts it
 //     handled), and nothing else of JetStream: no stream is deleted,
 //     purged or changed, no message deleted, no other stream created;
-//   - publish nothing on prefix.> but physd alerts' dead letters.
-func (c *embeddedCreds) users(prefix string) []*server.NkeyUser {
+//   - publish nothing on prefix.> but physd alerts' dead letters;
+//   - publish the covariates' subjects (alerts.covariates[].subject,
+//     sensors): a sensor on the board feeds the alerts' charts with the
+//     subscriber's key, and nothing else.
+func (c *embeddedCreds) users(prefix string, sensors ...string) []*server.NkeyUser {
+	pub := []string{
+		"$JS.API.INFO",
+		"$JS.API.STREAM.INFO.*",
+		"$JS.API.STREAM.NAMES",
+		"$JS.API.STREAM.LIST",
+		"$JS.API.CONSUMER.>",
+		"$JS.ACK.>",
+		"$JS.FC.>",
+		// physd alerts' bucket (its stream is KV_<bucket>; subject
+		// wildcards match whole tokens, so it is named).
+		"$JS.API.STREAM.CREATE.KV_" + wire.AlertsBucket,
+		"$JS.API.STREAM.MSG.GET.KV_" + wire.AlertsBucket,
+		"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket,
+		"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket + ".>",
+		"$KV." + wire.AlertsBucket + ".>",
+		// physd alerts' dead letters (alertsub.DefaultDeadLetter under
+		// this prefix): no camera's subject and no stream's.
+		prefix + ".alerts.dead",
+	}
+	for _, s := range sensors {
+		if s != "" {
+			pub = append(pub, s)
+		}
+	}
 	return []*server.NkeyUser{
 		{Nkey: c.servicePub},
 		{Nkey: c.subscriberPub, Permissions: &server.Permissions{
-			Publish: &server.SubjectPermission{
-				Allow: []string{
-					"$JS.API.INFO",
-					"$JS.API.STREAM.INFO.*",
-					"$JS.API.STREAM.NAMES",
-					"$JS.API.STREAM.LIST",
-					"$JS.API.CONSUMER.>",
-					"$JS.ACK.>",
-					"$JS.FC.>",
-					// physd alerts' bucket (its stream is KV_<bucket>;
-					// subject wildcards match whole tokens, so it is named).
-					"$JS.API.STREAM.CREATE.KV_" + wire.AlertsBucket,
-					"$JS.API.STREAM.MSG.GET.KV_" + wire.AlertsBucket,
-					"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket,
-					"$JS.API.DIRECT.GET.KV_" + wire.AlertsBucket + ".>",
-					"$KV." + wire.AlertsBucket + ".>",
-					// physd alerts' dead letters (alertsub.DefaultDeadLetter
-					// under this prefix): no camera's subject and no stream's.
-					prefix + ".alerts.dead",
-				},
-			},
+			Publish:   &server.SubjectPermission{Allow: pub},
 			Subscribe: &server.SubjectPermission{Allow: []string{prefix + ".>", "_INBOX.>"}},
 		}},
 	}

@@ -43,6 +43,7 @@ type record struct {
 	verdict  map[string]int
 	encoder  wire.EncoderInfo
 	baseline *wire.Baseline // a copy of the alerter's
+	charts   []wire.ChartReading
 }
 
 func newRecord() *record { return &record{verdict: map[string]int{}} }
@@ -110,6 +111,13 @@ func (r *record) setBaseline(b *wire.Baseline) {
 	r.mu.Unlock()
 }
 
+// setCharts keeps the alert charts' readings for the status.
+func (r *record) setCharts(c []wire.ChartReading) {
+	r.mu.Lock()
+	r.charts = c
+	r.mu.Unlock()
+}
+
 // latest is the latest estimate and diagnostic.
 func (r *record) latest() (*wire.Estimate, *wire.Diagnostic) {
 	r.mu.Lock()
@@ -130,4 +138,5 @@ func (r *record) fill(s *wire.Status) {
 		b := *r.baseline
 		s.Baseline = &b
 	}
+	s.Charts = slices.Clone(r.charts)
 }

@@ -44,6 +44,9 @@ type reporter struct {
 	// first (label 1's are alerts').
 	modes      modes.Tracker
 	modeAlerts map[int]*alerter
+	// charted is how many points the alert charts had closed when last
+	// saved (saveCharts).
+	charted int
 }
 
 // lineScale is a line's millimetres per source pixel (0: no scale), read
@@ -199,6 +202,7 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		al := c.modeAlerts[label]
 		if al == nil {
 			al = newAlerter(c.camera, c.alerts.cfg, nil)
+			al.env = c.alerts.env
 			if c.modeAlerts == nil {
 				c.modeAlerts = map[int]*alerter{}
 			}
@@ -219,6 +223,8 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		return
 	}
 	a, based := c.alerts.observe(&e)
+	c.saveCharts()
+	c.rec.setCharts(c.alerts.readings())
 	if based {
 		c.rec.setBaseline(c.alerts.base)
 		c.saveBaseline()

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -115,7 +116,7 @@ func TestZoneReloadOverrides(t *testing.T) {
 	wantCertify.MaxRevisit = 3
 	wantAlerts := cfg.Alerts
 	wantAlerts.FnDrift = 0.02
-	if a.spec.thresholds != thresholds(wantCertify) || a.spec.alerts != wantAlerts || a.reporter().alerts.cfg != wantAlerts {
+	if a.spec.thresholds != thresholds(wantCertify) || !reflect.DeepEqual(a.spec.alerts, wantAlerts) || !reflect.DeepEqual(a.reporter().alerts.cfg, wantAlerts) {
 		t.Errorf("zone a runs with certify %+v, alerts %+v (alerter %+v), want %+v and %+v",
 			a.spec.thresholds, a.spec.alerts, a.reporter().alerts.cfg, wantCertify, wantAlerts)
 	}
@@ -127,7 +128,7 @@ func TestZoneReloadOverrides(t *testing.T) {
 	if a.spec.window != cam.EffectiveWindow(cfg.Windows) || a.spec.events != cfg.Events || a.spec.heartbeat != cfg.NATS.Heartbeat {
 		t.Errorf("zone a's windows, events or NATS differ from the global ones")
 	}
-	if b.spec.thresholds != thresholds(cfg.Certify) || b.spec.alerts != cfg.Alerts ||
+	if b.spec.thresholds != thresholds(cfg.Certify) || !reflect.DeepEqual(b.spec.alerts, cfg.Alerts) ||
 		b.spec.learn != cfg.Estimator || b.spec.preset.Loss.Tau != cfg.Estimator.Tau {
 		t.Errorf("zone b runs with certify %+v, alerts %+v, estimator %+v, preset τ %v; want the global ones",
 			b.spec.thresholds, b.spec.alerts, b.spec.learn, b.spec.preset.Loss.Tau)

@@ -149,6 +149,7 @@ type Chart struct {
 	// The baseline, once established.
 	model          *Model
 	s, sdZ, meanV  float64
+	mean           float64 // of the baseline's points
 	clip           float64 // in residual spreads
 	baseN          int
 	baseFrom, upTo time.Time
@@ -262,6 +263,9 @@ func (c *Chart) establish() error {
 		s = math.Max(1e-12, 1e-9*math.Abs(m.Coef[0]))
 	}
 	c.model, c.s, c.meanV = m, s, sv/float64(n)
+	for _, p := range c.learning {
+		c.mean += p.y / float64(n)
+	}
 	// Z over the baseline, unclipped: its spread after the average has
 	// settled (1/λ points), never below white noise's √(λ/(2−λ)).
 	lam := c.opt.Lambda
@@ -355,6 +359,8 @@ type Status struct {
 	SpreadZ    float64 `json:"spread_z,omitempty"`
 	// Coefficients are β₀ ("const") and each term's.
 	Coefficients map[string]float64 `json:"coefficients,omitempty"`
+	// Mean is the baseline points' mean.
+	Mean float64 `json:"mean,omitempty"`
 	// BaselinePoints, BaselineFrom and BaselineTo describe the baseline
 	// (while learning, the points learned so far).
 	BaselinePoints int       `json:"baseline_points"`
@@ -377,7 +383,7 @@ func (c *Chart) Status() Status {
 		return st
 	}
 	st.Statistic, st.Z, st.SpreadZ, st.ResidualSD = math.Abs(c.z)/c.sdZ, c.z, c.sdZ, c.s
-	st.BaselinePoints, st.BaselineFrom, st.BaselineTo = c.baseN, c.baseFrom, c.upTo
+	st.BaselinePoints, st.BaselineFrom, st.BaselineTo, st.Mean = c.baseN, c.baseFrom, c.upTo, c.mean
 	st.Coefficients = map[string]float64{"const": c.model.Coef[0]}
 	for k, t := range c.model.Terms {
 		st.Coefficients[string(t)] = c.model.Coef[k+1]

@@ -1,8 +1,10 @@
 package health
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -192,5 +194,51 @@ func TestChartOptionsAndMissingCovariates(t *testing.T) {
 	}
 	if b := st.Coefficients["temperature^2"]; math.Abs(b-0.0001) > 1e-6 {
 		t.Errorf("quadratic coefficient %g, want 0.0001", b)
+	}
+}
+
+// A chart restored from its snapshot goes on exactly as the one that
+// made it: halfway through the month's replay, and through the JSON a
+// restart reads it from.
+func TestSnapshotRestore(t *testing.T) {
+	r := replay{days: 30, step: 20, undo: 26, drop: 0.01, seed: 1}
+	rds := r.readings()
+	opt := Options{Terms: []Term{"temperature"}}
+	whole, _ := New(opt)
+	var want []Event
+	for _, rd := range rds {
+		want = append(want, whole.Observe(Sample{At: rd.at, Y: rd.f, Sigma: 0.001, Cov: map[string]float64{"temperature": rd.T}}))
+	}
+	for _, cut := range []int{3 * 24 * 6, 15 * 24 * 6} { // learning, charting
+		first, _ := New(opt)
+		var got []Event
+		for _, rd := range rds[:cut] {
+			got = append(got, first.Observe(Sample{At: rd.at, Y: rd.f, Sigma: 0.001, Cov: map[string]float64{"temperature": rd.T}}))
+		}
+		b, err := json.Marshal(first.Snapshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var snap Snapshot
+		if err := json.Unmarshal(b, &snap); err != nil {
+			t.Fatal(err)
+		}
+		again, _ := New(opt)
+		if err := again.Restore(snap); err != nil {
+			t.Fatal(err)
+		}
+		for _, rd := range rds[cut:] {
+			got = append(got, again.Observe(Sample{At: rd.at, Y: rd.f, Sigma: 0.001, Cov: map[string]float64{"temperature": rd.T}}))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("restored at reading %d: events differ from the unbroken chart's", cut)
+		}
+		if a, b := again.Status(), whole.Status(); a.Statistic != b.Statistic || a.State != b.State {
+			t.Errorf("restored at reading %d: status %+v, want %+v", cut, a, b)
+		}
+	}
+	other, _ := New(Options{})
+	if err := other.Restore(whole.Snapshot()); err == nil {
+		t.Error("a chart without terms took a snapshot regressed on the temperature")
 	}
 }

@@ -331,6 +331,9 @@ type Status struct {
 	// LastEstimate is the newest certified estimate's window end.
 	LastEstimate *time.Time `json:"last_estimate,omitempty"`
 	Baseline     *Baseline  `json:"baseline,omitempty"`
+	// Charts are the alerts' control charts of f_n and ζ (alerts.method
+	// chart): state, statistic, limits, baseline (docs/alerts.md).
+	Charts []ChartReading `json:"charts,omitempty"`
 }
 
 // Baseline is a camera's reference f_n and ζ for alerts.
@@ -372,6 +375,48 @@ type Alert struct {
 	// Mode is the mode whose estimates raised or cleared the alert, for a
 	// camera whose windows ring in several; absent otherwise.
 	Mode *Mode `json:"mode,omitempty"`
+	// Charts are the control charts of f_n and ζ when the alerts run
+	// them (alerts.method chart; docs/alerts.md): the statistic, its
+	// limits and the baseline that raised or cleared the alert. Baseline
+	// is then the f_n and ζ charts' baseline means and FnDrift, ZetaDrift
+	// the last points' relative distance from what the baselines expect.
+	Charts []ChartReading `json:"charts,omitempty"`
+}
+
+// ChartReading is one control chart of a certified quantity as an alert
+// or a status carries it (package health; docs/alerts.md).
+type ChartReading struct {
+	// Quantity is "fn_hz" or "zeta".
+	Quantity string `json:"quantity"`
+	// State is learning, normal or alarm.
+	State string `json:"state"`
+	// Statistic is |Z| in units of Z's spread over the baseline: the
+	// alert is raised beyond Limit and cleared within Clear. Z is the
+	// moving average (weight Lambda) of the standardised residuals.
+	Statistic float64 `json:"statistic"`
+	Z         float64 `json:"z"`
+	Limit     float64 `json:"limit"`
+	Clear     float64 `json:"clear"`
+	Lambda    float64 `json:"lambda"`
+	// Expected is the baseline's value at the last point's covariates and
+	// Last the point (the interval's mean of certified estimates).
+	Expected float64 `json:"expected,omitempty"`
+	Last     float64 `json:"last,omitempty"`
+	// ResidualSD is the baseline regression's residual spread, SpreadZ
+	// Z's spread over the baseline, Mean the baseline points' mean.
+	ResidualSD float64 `json:"residual_sd,omitempty"`
+	SpreadZ    float64 `json:"spread_z,omitempty"`
+	Mean       float64 `json:"mean,omitempty"`
+	// Coefficients are the regression's: "const" and one per term.
+	Coefficients map[string]float64 `json:"coefficients,omitempty"`
+	// BaselinePoints, BaselineFrom and BaselineTo describe the baseline
+	// (while learning, the points so far); Points are the points charted
+	// since and Skipped those without their covariates.
+	BaselinePoints int       `json:"baseline_points"`
+	BaselineFrom   time.Time `json:"baseline_from,omitzero"`
+	BaselineTo     time.Time `json:"baseline_to,omitzero"`
+	Points         int       `json:"points"`
+	Skipped        int       `json:"skipped"`
 }
 
 // Message is a message physd publishes: *Estimate, *Diagnostic, *Status
