@@ -34,7 +34,7 @@ APT_PKGS  := libopencv-dev ffmpeg pkg-config g++ gcc systemd
 # janus-whep-server (its native module builds with make, g++ and python3).
 # qemu-user-static runs the numerical core's tests as linux/arm64 (the
 # boards physd is for) on an amd64 machine.
-TEST_APT_PKGS := janus chromium make python3 qemu-user-static
+TEST_APT_PKGS := janus chromium make python3 qemu-user-static mosquitto-clients
 WHEP_NODE := internal/whepserver/node
 
 RUN_FOR   ?= 60s

@@ -222,6 +222,23 @@ type Embedded struct {
 	// and, with ca_file, the authority its clients' certificates must come
 	// from. Required when Listen is beyond loopback.
 	TLS TLS `yaml:"tls"`
+	// MQTT is nats-server's own MQTT listener on the embedded server, for
+	// Home Assistant, Node-RED and other MQTT clients (docs/mqtt.md).
+	MQTT MQTT `yaml:"mqtt"`
+}
+
+// MQTT configures the embedded server's MQTT listener and the Home
+// Assistant discovery physd publishes through it. MQTT topics are NATS
+// subjects with "/" for ".": physd/<camera>/estimate and the like.
+type MQTT struct {
+	// Listen is its host:port ("": no MQTT listener). Clients log in as
+	// user "physd" with the password physd keeps in
+	// <state_dir>/nats/mqtt.password: read-only on physd's topics, and
+	// Home Assistant's own (its status, to hear it start).
+	Listen string `yaml:"listen"`
+	// DiscoveryPrefix is Home Assistant's discovery prefix ("": none
+	// published).
+	DiscoveryPrefix string `yaml:"discovery_prefix"`
 }
 
 // LeafNodes is the embedded server's leaf node connection to a hub: the
@@ -899,7 +916,7 @@ func Default() *Config {
 		WebRTC:   WebRTC{Interfaces: []string{}, Addresses: []string{}},
 		NATS: NATS{
 			URLs:          []string{},
-			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true, LeafNodes: LeafNodes{URLs: []string{}}},
+			Embedded:      Embedded{Listen: "127.0.0.1:4222", JetStream: true, LeafNodes: LeafNodes{URLs: []string{}}, MQTT: MQTT{DiscoveryPrefix: "homeassistant"}},
 			SubjectPrefix: "physd",
 			JetStream:     JetStream{Enabled: true, Stream: "PHYSD_ESTIMATES", MaxAge: 720 * time.Hour},
 			Heartbeat:     10 * time.Second,

@@ -373,6 +373,21 @@ func (v *validator) embeddedAccess(n NATS) {
 	if t.CAFile != "" && t.CertFile == "" {
 		v.errorf("nats.embedded.tls.cert_file", "is empty, but tls.ca_file is set: the server needs its own certificate to ask for its clients'")
 	}
+	if m := n.Embedded.MQTT; m.Listen != "" {
+		v.hostPort("nats.embedded.mqtt.listen", m.Listen)
+		if len(n.URLs) > 0 {
+			v.errorf("nats.embedded.mqtt.listen", "is %q but nats.urls names an external server: the MQTT listener is the embedded server's (enable MQTT on that server instead)", m.Listen)
+		}
+		if !LoopbackListen(m.Listen) && t.CertFile == "" {
+			v.errorf("nats.embedded.mqtt.listen", "is %q, beyond loopback, without nats.embedded.tls: MQTT clients would send their password and read estimates in the clear; listen on 127.0.0.1 (or put TLS in front)", m.Listen)
+		}
+		if !n.Embedded.JetStream {
+			v.errorf("nats.embedded.mqtt.listen", "is %q but nats.embedded.jetstream is off: nats-server's MQTT needs JetStream", m.Listen)
+		}
+	}
+	if p := n.Embedded.MQTT.DiscoveryPrefix; p != "" && (strings.ContainsAny(p, " .*>#+/") || strings.HasPrefix(p, "$")) {
+		v.errorf("nats.embedded.mqtt.discovery_prefix", "is %q, want one topic level (letters, digits, _ and -)", p)
+	}
 	if n.Embedded.Listen != "" && !LoopbackListen(n.Embedded.Listen) && t.CertFile == "" {
 		v.errorf("nats.embedded.listen", "is %q, beyond loopback, without nats.embedded.tls: clients would send their credentials and read estimates in the clear; set tls.cert_file and tls.key_file, or listen on 127.0.0.1", n.Embedded.Listen)
 	}

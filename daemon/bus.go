@@ -190,6 +190,15 @@ func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *em
 		}
 		opts.TLSConfig, opts.TLS, opts.TLSVerify = tc, true, t.CAFile != ""
 	}
+	if m := cfg.MQTT; m.Listen != "" {
+		pw, err := loadOrCreateMQTTPassword(stateDir)
+		if err != nil {
+			return nil, fmt.Errorf("nats: %w", err)
+		}
+		if err := mqttOptions(opts, m.Listen, prefix, m.DiscoveryPrefix, pw); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.JetStream {
 		// The domain keeps the board's JetStream its own behind a hub
 		// with JetStream: clients here use $JS.API, the hub reaches it as
@@ -218,8 +227,20 @@ func startEmbedded(cfg config.Embedded, node, prefix, stateDir string, creds *em
 		return nil, fmt.Errorf("nats: embedded server on %s did not start (port in use?)", cfg.Listen)
 	}
 	log.Info("embedded nats-server started", "url", ns.ClientURL(), "name", opts.ServerName, "jetstream", cfg.JetStream,
-		"domain", opts.JetStreamDomain, "store", opts.StoreDir, "leafnode_urls", len(cfg.LeafNodes.URLs))
+		"domain", opts.JetStreamDomain, "store", opts.StoreDir, "leafnode_urls", len(cfg.LeafNodes.URLs), "mqtt", mqttAddr(ns))
 	return ns, nil
+}
+
+// mqttAddr is the embedded server's MQTT listener (host:port; "" none).
+func mqttAddr(ns *server.Server) string {
+	if ns == nil {
+		return ""
+	}
+	v, err := ns.Varz(nil)
+	if err != nil || v.MQTT.Port <= 0 {
+		return ""
+	}
+	return net.JoinHostPort(v.MQTT.Host, strconv.Itoa(v.MQTT.Port))
 }
 
 // leafRemote is the embedded server's leaf node connection to the hub: every

@@ -187,6 +187,9 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 			d.log.Error("camera not started", "camera", cc.Name, "err", err)
 		}
 	}
+	if m := cfg.NATS.Embedded.MQTT; m.Listen != "" && m.DiscoveryPrefix != "" && b.embedded != nil {
+		go d.publishDiscovery(ctx, b.nc, m.DiscoveryPrefix, cfg.NATS.SubjectPrefix)
+	}
 	d.notify("READY=1\nSTATUS=" + d.statusLine())
 	d.log.Info("physd running", "cameras", len(cfg.Cameras), "nats", b.clientURL(), "state_dir", d.opt.StateDir)
 	if ready != nil {

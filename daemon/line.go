@@ -239,6 +239,9 @@ func (l *line) reporter() *reporter {
 		scale: &l.scale, window: l.recordWindow, bins: l.bins}
 	r.alerts.env = envOrNil(l.env)
 	r.restoreCharts(loadCharts(s.dir, s.log))
+	if r.rec != nil {
+		r.rec.setCharts(r.alerts.readings())
+	}
 	r.restoreModes(loadModeState(s.dir, s.log), time.Now())
 	return r
 }

@@ -69,6 +69,9 @@ var (
 	descZeta      = prometheus.NewDesc("physd_damping_ratio", "ζ = γ1/(2√γ0) of the latest certified estimate.", camLabel, nil)
 	descModeFn    = prometheus.NewDesc("physd_mode_natural_frequency_hz", "f_n of the latest certified estimate of each mode, for a camera whose windows ring in several (mode: its label, kept from window to window; 1 is physd_natural_frequency_hz's).", []string{"camera", "mode"}, nil)
 	descModeZeta  = prometheus.NewDesc("physd_mode_damping_ratio", "ζ of the latest certified estimate of each mode, by label (physd_mode_natural_frequency_hz).", []string{"camera", "mode"}, nil)
+	descChart     = prometheus.NewDesc("physd_alert_chart_statistic", "The alerts' control chart statistic |Z| in units of its baseline spread, by quantity (fn_hz, zeta); the alert is raised beyond physd_alert_chart_limit (docs/alerts.md). Absent while the chart learns its baseline.", []string{"camera", "quantity"}, nil)
+	descChartLim  = prometheus.NewDesc("physd_alert_chart_limit", "The control chart's alarm level, in the statistic's units.", []string{"camera", "quantity"}, nil)
+	descChartAlm  = prometheus.NewDesc("physd_alert_chart_alarm", "1 while the quantity's control chart is in alarm.", []string{"camera", "quantity"}, nil)
 	descPubErr    = prometheus.NewDesc("physd_nats_publish_errors_total", "Messages that could not be handed to NATS.", nil, nil)
 	descBuf       = prometheus.NewDesc("physd_nats_buffered_bytes", "Bytes buffered by the NATS client while disconnected.", nil, nil)
 	descOutbox    = prometheus.NewDesc("physd_outbox_messages", "Messages waiting in the on-disk outbox for NATS.", nil, nil)
@@ -90,7 +93,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descModeFn, descModeZeta, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
+		descG0, descG1, descFn, descZeta, descModeFn, descModeZeta, descChart, descChartLim, descChartAlm, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
 		ch <- d
 	}
 }
@@ -143,6 +146,18 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 			label := strconv.Itoa(e.Mode.Label)
 			gauge(descModeFn, e.Fn, name, label)
 			gauge(descModeZeta, e.Zeta, name, label)
+		}
+		for _, c := range st.Charts {
+			if c.State == "learning" {
+				continue
+			}
+			gauge(descChart, c.Statistic, name, c.Quantity)
+			gauge(descChartLim, c.Limit, name, c.Quantity)
+			alarm := 0.0
+			if c.State == "alarm" {
+				alarm = 1
+			}
+			gauge(descChartAlm, alarm, name, c.Quantity)
 		}
 	}
 	if b != nil {
