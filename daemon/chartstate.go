@@ -44,19 +44,29 @@ func (c *reporter) restoreCharts(st *chartState) {
 	if st == nil || a == nil || a.fn == nil {
 		return
 	}
-	if err := a.fn.Restore(st.Fn); err != nil {
+	if err := restoreChartPair(a, *st); err != nil {
 		c.log.Warn("alert charts not restored; they learn again", "err", err)
 		return
 	}
-	if err := a.zeta.Restore(st.Zeta); err != nil {
-		a.fn, _ = health.New(chartOptions(a.cfg.Chart))
-		c.log.Warn("alert charts not restored; they learn again", "err", err)
-		return
-	}
-	a.raised = a.fn.Status().State == health.Alarm || a.zeta.Status().State == health.Alarm
 	c.charted = a.chartPoints()
 	fs := a.fn.Status()
 	c.log.Info("alert charts restored", "state", fs.State, "baseline_points", fs.BaselinePoints, "points", fs.Points)
+}
+
+// restoreChartPair sets a's f_n and ζ charts to st's, or leaves both
+// learning afresh when either does not take.
+func restoreChartPair(a *alerter, st chartState) error {
+	err := a.fn.Restore(st.Fn)
+	if err == nil {
+		err = a.zeta.Restore(st.Zeta)
+	}
+	if err != nil {
+		a.fn, _ = health.New(chartOptions(a.cfg.Chart))
+		a.zeta, _ = health.New(chartOptions(a.cfg.Chart))
+		return err
+	}
+	a.raised = a.fn.Status().State == health.Alarm || a.zeta.Status().State == health.Alarm
+	return nil
 }
 
 // saveCharts writes the charts when one closed a point since the last
@@ -82,6 +92,9 @@ func (c *reporter) saveCharts() {
 
 // chartPoints counts the points the charts have closed.
 func (a *alerter) chartPoints() int {
+	if a.fn == nil {
+		return 0
+	}
 	n := 0
 	for _, ch := range []*health.Chart{a.fn, a.zeta} {
 		st := ch.Status()

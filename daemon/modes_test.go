@@ -207,3 +207,38 @@ func TestModesKeptAcrossARestart(t *testing.T) {
 		t.Errorf("the unreadable modes.json stayed in place: %v", err)
 	}
 }
+
+// A later label's alert charts come back with its label after a restart
+// (modes.json), learning or charting where they stood.
+func TestModeChartsKeptAcrossARestart(t *testing.T) {
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	cfg := config.Default().Alerts
+	cfg.Chart.Baseline, cfg.Chart.Interval = 4*time.Hour, time.Hour
+	t0 := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	two := &analysis.Modes{PxPerUnit: 1, Modes: []modes.Mode{
+		{Index: 1, Term: modes.Term{Omega: 2 * math.Pi * 1.5}, Verdict: window.Verdict{Certified: true}},
+		{Index: 2, Term: modes.Term{Omega: 2 * math.Pi * 4}, Verdict: window.Verdict{Certified: true}}}}
+	first := &reporter{log: log, dir: dir, alerts: newAlerter("cam", cfg, nil)}
+	first.labelModes(job{end: t0}, two)
+	al := newAlerter("cam", cfg, nil)
+	first.modeAlerts = map[int]*alerter{2: al}
+	for k := range 30 * 6 { // past the baseline's 24 points (health.DefaultMinPoints)
+		at := t0.Add(time.Duration(k) * 10 * time.Minute)
+		al.observe(&wire.Estimate{WindowEnd: at, Fn: 4 + 0.001*math.Sin(float64(k)), FnSigma: 0.001, Zeta: 0.02, ZetaSigma: 0.001})
+	}
+	want := al.fn.Status()
+	if want.State != "normal" {
+		t.Fatalf("label 2's chart %+v, want its baseline established", want)
+	}
+	first.saveModes()
+	again := &reporter{log: log, dir: dir, alerts: newAlerter("cam", cfg, nil)}
+	again.restoreModes(loadModeState(dir, log), t0.Add(31*time.Hour))
+	got := again.modeAlerts[2]
+	if got == nil || got.fn == nil {
+		t.Fatal("label 2's alerter did not come back")
+	}
+	if st := got.fn.Status(); st.State != want.State || st.BaselinePoints != want.BaselinePoints || st.Z != want.Z {
+		t.Errorf("label 2's f_n chart after the restart %+v, want %+v", st, want)
+	}
+}

@@ -13,11 +13,13 @@ import (
 
 // modeState is what a line keeps of its modes across a restart, in
 // modes.json beside its baseline: the labels it follows (so a mode keeps
-// its label, its subject and its alerts) and the alert baselines of
-// labels beyond the first (label 1's is baseline.json).
+// its label, its subject and its alerts) and the alerts of labels beyond
+// the first — the fixed rule's baselines, the charts (label 1's are
+// baseline.json and charts.json).
 type modeState struct {
 	Tracker   modes.TrackerState     `json:"tracker"`
 	Baselines map[int]*wire.Baseline `json:"baselines,omitempty"`
+	Charts    map[int]chartState     `json:"charts,omitempty"`
 }
 
 func modeStatePath(dir string) string { return filepath.Join(dir, "modes.json") }
@@ -60,13 +62,37 @@ func (c *reporter) restoreModes(st *modeState, now time.Time) {
 		c.log.Warn("modes not restored", "err", err)
 		return
 	}
-	for label, base := range st.Baselines {
+	alerterOf := func(label int) *alerter {
 		if c.modeAlerts == nil {
 			c.modeAlerts = map[int]*alerter{}
 		}
-		al := newAlerter(c.camera, c.alerts.cfg, base)
-		al.env = c.alerts.env
-		c.modeAlerts[label] = al
+		al := c.modeAlerts[label]
+		if al == nil {
+			al = newAlerter(c.camera, c.alerts.cfg, nil)
+			al.env = c.alerts.env
+			c.modeAlerts[label] = al
+		}
+		return al
+	}
+	for label, base := range st.Baselines {
+		alerterOf(label).base = base
+	}
+	for label, ch := range st.Charts {
+		if label < 2 {
+			continue
+		}
+		al := alerterOf(label)
+		if al.fn == nil {
+			continue
+		}
+		if err := restoreChartPair(al, ch); err != nil {
+			c.log.Warn("a mode's alert charts not restored; they learn again", "mode", label, "err", err)
+			continue
+		}
+		if c.modeCharted == nil {
+			c.modeCharted = map[int]int{}
+		}
+		c.modeCharted[label] = al.chartPoints()
 	}
 }
 
@@ -79,6 +105,13 @@ func (c *reporter) saveModes() {
 	}
 	st := modeState{Tracker: c.modes.State()}
 	for label, al := range c.modeAlerts {
+		if al.fn != nil {
+			if st.Charts == nil {
+				st.Charts = map[int]chartState{}
+			}
+			st.Charts[label] = chartState{Fn: al.fn.Snapshot(), Zeta: al.zeta.Snapshot()}
+			continue
+		}
 		if al.base != nil {
 			if st.Baselines == nil {
 				st.Baselines = map[int]*wire.Baseline{}

@@ -45,8 +45,10 @@ type reporter struct {
 	modes      modes.Tracker
 	modeAlerts map[int]*alerter
 	// charted is how many points the alert charts had closed when last
-	// saved (saveCharts).
-	charted int
+	// saved (saveCharts), modeCharted the same of each later label's
+	// (saveModes).
+	charted     int
+	modeCharted map[int]int
 }
 
 // lineScale is a line's millimetres per source pixel (0: no scale), read
@@ -210,8 +212,14 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		}
 		a, based := al.observe(&e)
 		if based {
-			c.saveModes()
 			c.log.Info("alert baseline established", "window_start", j.start, "window_end", j.end, "fn_hz", al.base.Fn, "zeta", al.base.Zeta, "mode", label)
+		}
+		if n := al.chartPoints(); based || (al.fn != nil && n != c.modeCharted[label]) {
+			if c.modeCharted == nil {
+				c.modeCharted = map[int]int{}
+			}
+			c.modeCharted[label] = n
+			c.saveModes()
 		}
 		if a != nil {
 			a.Zone, a.Node, a.Mode = c.zone, c.node, mode
