@@ -260,6 +260,9 @@ type dashCard struct {
 	Size  int        `json:"size"`
 	Frame bool       `json:"frame"` // frame.png is available
 	Thumb *dashThumb `json:"thumb"` // source.png, when available
+	// Charts are the alerts' control charts (f_n, ζ): state, statistic,
+	// limit, baseline (docs/alerts.md).
+	Charts []wire.ChartReading `json:"charts,omitempty"`
 }
 
 // dashCamera is a camera in a snapshot: its card, its history (reasons
@@ -496,7 +499,7 @@ func (c *line) card() dashCard {
 	est, _ := c.rec.latest()
 	k := dashCard{Name: c.key(), State: st.State, Source: st.Source, Error: st.Error,
 		Kind: string(c.cfg.Source.Kind), Mode: st.Mode, Frames: st.Frames, FramesDropped: st.FramesDropped, Breaks: st.Breaks,
-		Windows: st.Windows, Skipped: st.WindowsSkipped, Encoder: st.Encoder, Size: c.frameSize()}
+		Windows: st.Windows, Skipped: st.WindowsSkipped, Encoder: st.Encoder, Size: c.frameSize(), Charts: st.Charts}
 	if roi := c.cfg.ROI; !roi.IsZero() {
 		k.ROI = &[4]int{roi.X, roi.Y, roi.W, roi.H}
 	}

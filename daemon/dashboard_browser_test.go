@@ -51,6 +51,7 @@ type dashDOM struct {
 	Cards         int     `json:"cards"`
 	Display       string  `json:"display"`
 	Gamma0        string  `json:"gamma0"`
+	Charts        string  `json:"charts"`
 	Gamma0Sigma   string  `json:"gamma0_sigma"`
 	Gamma1        string  `json:"gamma1"`
 	Gamma1Sigma   string  `json:"gamma1_sigma"`
@@ -85,6 +86,7 @@ const readDOM = `(() => {
     marker: window.__physdTestMarker === 1,
     cards: document.querySelectorAll("article.card").length,
     display: card ? card.dataset.display : "",
+    charts: card ? [...card.querySelectorAll(".chart")].map((c) => c.dataset.quantity + ":" + c.className.split(" ")[1]).join(",") : "",
     gamma0: g0 ? g0.dataset.gamma0 || "" : "",
     gamma0_sigma: g0 ? g0.dataset.gamma0Sigma || "" : "",
     gamma1: g1 ? g1.dataset.gamma1 || "" : "",
@@ -202,7 +204,11 @@ func TestDashboardBrowser(t *testing.T) {
 	if _, err := fmt.Sscan(d.Gamma0+" "+d.Gamma0Sigma+" "+d.Gamma1+" "+d.Gamma1Sigma, &e.Gamma0, &e.Gamma0Sigma, &e.Gamma1, &e.Gamma1Sigma); err != nil {
 		t.Fatalf("estimate on the page: %v (%+v)", err, d)
 	}
-	t.Logf("page shows γ0 %.5f ± %.5f γ1 %.5f ± %.5f (truth %.4f, %.2f)", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, g0, g1)
+	t.Logf("page shows γ0 %.5f ± %.5f γ1 %.5f ± %.5f (truth %.4f, %.2f); alert charts %s", e.Gamma0, e.Gamma0Sigma, e.Gamma1, e.Gamma1Sigma, g0, g1, d.Charts)
+	// The alerts' charts (the default config's): learning their baseline.
+	if d.Charts != "fn_hz:learning,zeta:learning" {
+		t.Errorf("the card's alert charts read %q, want fn_hz and zeta learning", d.Charts)
+	}
 	if math.Abs(e.Gamma0-g0) > 0.005*g0 || math.Abs(e.Gamma1-g1) > 0.004 {
 		t.Errorf("the page's estimate γ0 %.5f γ1 %.5f is outside the accuracy bar around (%.4f, %.2f)", e.Gamma0, e.Gamma1, g0, g1)
 	}

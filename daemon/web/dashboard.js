@@ -366,7 +366,7 @@ async function start() {
 
 function estimateLines(card) {
   const e = card.estimate;
-  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })], ...amplitudeLines(card.amplitude)];
+  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })], ...amplitudeLines(card.amplitude), ...chartLines(card.charts)];
   return [
     ["f_n", el("span", { class: "fn", text: fmtPM(e.fn_hz, e.fn_sigma, "Hz") })],
     ["ζ", el("span", { class: "zeta", text: fmtPM(e.zeta, e.zeta_sigma) })],
@@ -374,7 +374,21 @@ function estimateLines(card) {
     ["γ1", el("span", { class: "g1", "data-gamma1": e.gamma1, "data-gamma1-sigma": e.gamma1_sigma, text: fmtPM(e.gamma1, e.gamma1_sigma, "1/s") })],
     ["Certified", el("span", { text: `${clock(e.window_end)} (${ago(e.window_end)}), ${e.regime}` })],
     ...amplitudeLines(card.amplitude),
+    ...chartLines(card.charts),
   ];
+}
+
+// chartLines shows the alerts' control charts (docs/alerts.md): learning
+// with the points so far, or the statistic against its limit and the
+// baseline's size.
+function chartLines(charts) {
+  return (charts || []).map((c) => {
+    const name = c.quantity === "zeta" ? "ζ chart" : "f_n chart";
+    const text = c.state === "learning"
+      ? `learning the baseline (${c.baseline_points} points)`
+      : `${c.state === "alarm" ? "ALARM" : "normal"} · ${fmt(c.statistic, 2)} of ${fmt(c.limit, 2)} (baseline ${c.baseline_points} points)`;
+    return [name, el("span", { class: "chart " + c.state, "data-quantity": c.quantity, "data-statistic": c.statistic, "data-limit": c.limit, text })];
+  });
 }
 
 // amplitudeLines shows the newest window's displacement amplitude and
