@@ -9,7 +9,9 @@ import (
 
 // FuzzFollow: any frames — sizes down to one pixel, flat, noisy, a
 // spot that jumps or leaves — give paths or an error, never a panic;
-// every position found lies where the template fits in the frame, and a
+// every position found lies where the template fits in the frame, or
+// past its border by no more than refine may carry a template pressed
+// against it (refineReach beyond the search's half pixel), and a
 // path is a run of frames of the clip (an object lost midway is read up
 // to where it was lost).
 func FuzzFollow(f *testing.F) {
@@ -42,7 +44,8 @@ func FuzzFollow(f *testing.F) {
 		}
 		for _, p := range paths {
 			for _, q := range p.Pos[0] {
-				if q.X < -0.5 || q.Y < -0.5 || q.X > float64(w-p.Box.W)+0.5 || q.Y > float64(h-p.Box.H)+0.5 {
+				const out = 0.5 + refineReach
+				if q.X < -out || q.Y < -out || q.X > float64(w-p.Box.W)+out || q.Y > float64(h-p.Box.H)+out {
 					t.Fatalf("%d×%d: template %+v found at %+v", w, h, p.Box, q)
 				}
 			}
