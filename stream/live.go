@@ -61,6 +61,10 @@ type RTSPOptions struct {
 	// TLS is how an rtsps:// camera's certificate is checked (the zero
 	// value: the system's roots and the URL's host name).
 	TLS CameraTLS
+	// Tap, when set, is handed each access unit the decoder accepted, in
+	// decoding order, from the source's goroutine (it must not block):
+	// an alert's evidence is cut from them (package evidence).
+	Tap func(AccessUnit)
 }
 
 // RTSPSource reads an RTSP camera. H.264, H.265 and VP8 streams are
@@ -94,6 +98,8 @@ type RTSPSource struct {
 	// decodeErrs counts access units the native client's decoder
 	// rejected, over every Run.
 	decodeErrs atomic.Int64
+	// sessions counts Run's sessions, for AccessUnit.Session.
+	sessions atomic.Int64
 }
 
 // DecodeErrors returns how many access units were rejected as corrupt or

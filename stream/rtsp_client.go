@@ -180,6 +180,7 @@ func (s *RTSPSource) runNative(ctx context.Context, emit func(Frame) error) erro
 		r := &trackReader{
 			name: s.name, mime: mime, pre: s.opt.Preprocess, silence: s.opt.Timeout,
 			now: time.Now, decodeErrs: &s.decodeErrs, keepAtKeys: true,
+			tap: s.opt.Tap, session: s.sessions.Add(1),
 		}
 		r.stats.Codec = mime
 		switch {

@@ -72,6 +72,10 @@ type trackReader struct {
 	// keepAtKeys is videoDecoder.keepAtKeys: set for senders that may
 	// reorder pictures.
 	keepAtKeys bool
+	// tap, when set, is handed each access unit the decoder accepted,
+	// marked with session (AccessUnit).
+	tap     func(AccessUnit)
+	session int64
 
 	mu      sync.Mutex
 	stats   TrackStats
@@ -199,6 +203,9 @@ func (r *trackReader) run(ctx context.Context, read func() (*rtp.Packet, error),
 				continue
 			}
 			needKey = false
+			if r.tap != nil {
+				r.tap(AccessUnit{Codec: r.mime, Data: s.Data, Params: r.params, PTS: unwrap, Key: isKeyFrame(r.mime, s.Data), Wall: t0, Session: r.session})
+			}
 			if w == 0 {
 				continue
 			}

@@ -25,6 +25,10 @@ type WHEPOptions struct {
 	// Silence is how long the stream may send no video before Run returns
 	// an error wrapping ErrStalled (0 = DefaultSilence).
 	Silence time.Duration
+	// Tap, when set, is handed each access unit the decoder accepted, in
+	// decoding order, from the source's goroutine (it must not block):
+	// an alert's evidence is cut from them (package evidence).
+	Tap func(AccessUnit)
 	// Timeout bounds the HTTP exchange and the wait for the first video
 	// track (0 = 15 s).
 	Timeout time.Duration
@@ -42,6 +46,7 @@ type WHEPSource struct {
 	opt WHEPOptions
 
 	decodeErrs atomic.Int64
+	sessions   atomic.Int64 // for AccessUnit.Session
 }
 
 var _ Source = (*WHEPSource)(nil)
@@ -119,6 +124,7 @@ func (s *WHEPSource) Run(ctx context.Context, emit func(Frame) error) error {
 	case track = <-tracks:
 	}
 	r := newTrackReader(s.Name(), track, s.opt.Preprocess, s.opt.Silence, pc.WriteRTCP)
+	r.tap, r.session = s.opt.Tap, s.sessions.Add(1)
 	r.decodeErrs = &s.decodeErrs
 	return r.readRemote(ctx, track, emit)
 }

@@ -31,6 +31,10 @@ type WHIPOptions struct {
 	// Silence is how long a publisher may send no video before its session
 	// is closed and the camera reported offline (0 = DefaultSilence).
 	Silence time.Duration
+	// Tap, when set, is handed each access unit the decoder accepted, in
+	// decoding order, from the source's goroutine (it must not block):
+	// an alert's evidence is cut from them (package evidence).
+	Tap func(AccessUnit)
 	// Exclusive refuses a second publisher with ErrBusy while one is
 	// connected; by default the new publisher replaces the old one (a
 	// phone that reconnects after a network change must not be locked out
@@ -55,6 +59,7 @@ type WHIPSource struct {
 	consumed bool // Run has taken cur
 
 	decodeErrs atomic.Int64
+	sessions   atomic.Int64 // for AccessUnit.Session
 }
 
 var _ Source = (*WHIPSource)(nil)
@@ -310,6 +315,7 @@ func (s *WHIPSource) Run(ctx context.Context, emit func(Frame) error) error {
 		}
 	}()
 	r := newTrackReader(s.Name(), track, s.opt.Preprocess, s.opt.Silence, sess.pc.WriteRTCP)
+	r.tap, r.session = s.opt.Tap, s.sessions.Add(1)
 	r.decodeErrs = &s.decodeErrs
 	err := r.readRemote(rctx, track, emit)
 	if ctx.Err() != nil {
