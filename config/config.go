@@ -455,7 +455,31 @@ type Alerts struct {
 	// Covariates are the environment's readings the chart's baseline
 	// regresses on (chart.terms name them).
 	Covariates []Covariate `yaml:"covariates"`
+	// Evidence is what physd keeps of each raised alert.
+	Evidence Evidence `yaml:"evidence"`
 }
+
+// Evidence is what physd keeps of each raised alert, under
+// <state_dir>/evidence (docs/alerts.md): the video around it — Pre
+// before the end of the window that raised it to Post after, copied from
+// the camera's own packets (RTSP, WHIP and WHEP cameras sending H.264,
+// H.265 or VP8) — and a PNG of that window (latent, fit, spectrum). Pre
+// and Post both 0 keep no clip.
+type Evidence struct {
+	Pre  time.Duration `yaml:"pre"`
+	Post time.Duration `yaml:"post"`
+	// MaxAge removes evidence older (0: kept however old).
+	MaxAge time.Duration `yaml:"max_age"`
+	// MaxMB caps the evidence directory, in MiB: the oldest files go
+	// first (0: no cap).
+	MaxMB int `yaml:"max_mb"`
+	// BufferMB caps each camera's buffer of recent packets, in MiB (the
+	// memory the clips cost: at 2 Mbit/s, Pre plus a minute is 23 MiB).
+	BufferMB int `yaml:"buffer_mb"`
+}
+
+// Clips tells whether alerts keep video.
+func (e Evidence) Clips() bool { return e.Pre > 0 || e.Post > 0 }
 
 // The alert methods.
 const (
@@ -940,7 +964,8 @@ func Default() *Config {
 		Certify: Certify{}, // every limit at the certificate's default
 		Alerts: Alerts{Method: AlertsChart, BaselineWindows: 5, FnDrift: 0.05, ZetaDrift: 0.5, Consecutive: 3,
 			Chart:      Chart{Baseline: 7 * 24 * time.Hour, Interval: time.Hour, Lambda: 0.3, Limit: 4, Clear: 2.5, Consecutive: 2, Terms: []string{}},
-			Covariates: []Covariate{{Name: "temperature", MaxAge: 2 * time.Hour}}},
+			Covariates: []Covariate{{Name: "temperature", MaxAge: 2 * time.Hour}},
+			Evidence:   Evidence{Pre: 30 * time.Second, Post: 30 * time.Second, MaxAge: 90 * 24 * time.Hour, MaxMB: 2048, BufferMB: 48}},
 		Cameras: []Camera{cam},
 	}
 }

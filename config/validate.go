@@ -668,6 +668,24 @@ func (v *validator) chart(p string, a Alerts, prefix string) {
 			v.errorf(cp+".max_age", "is %v, want ≥ 0 (0: 2h)", cv.MaxAge)
 		}
 	}
+	ev := a.Evidence
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"pre", ev.Pre}, {"post", ev.Post}} {
+		if d.v < 0 || d.v > 10*time.Minute {
+			v.errorf(p+".evidence."+d.key, "is %v, want 0 to 10m", d.v)
+		}
+	}
+	if ev.MaxAge < 0 {
+		v.errorf(p+".evidence.max_age", "is %v, want ≥ 0 (0: kept however old)", ev.MaxAge)
+	}
+	if ev.MaxMB < 0 {
+		v.errorf(p+".evidence.max_mb", "is %d, want ≥ 0 (0: no cap)", ev.MaxMB)
+	}
+	if ev.BufferMB < 0 || (ev.Clips() && ev.BufferMB == 0) {
+		v.errorf(p+".evidence.buffer_mb", "is %d, want ≥ 1 when alerts keep clips", ev.BufferMB)
+	}
 	for i, t := range c.Terms {
 		tp := fmt.Sprintf("%s.chart.terms[%d]", p, i)
 		fs := termFactors(t)

@@ -34,6 +34,10 @@ type camera struct {
 	work  *stageWork
 	dash  *camDash
 
+	// evidence is the camera's part of the alerts' evidence (its
+	// packets' ring), shared by its zones' lines.
+	evidence *cameraEvidence
+
 	mu    sync.Mutex
 	feeds map[string]chan sourceItem // by line key
 

@@ -69,6 +69,8 @@ type Daemon struct {
 	gate gate
 	// env holds the covariates the alerts' charts regress on.
 	env *environment
+	// evidence keeps the raised alerts' evidence (set by Run).
+	evidence *evidenceKeeper
 }
 
 // New validates what can be checked before starting, among it the names
@@ -146,6 +148,7 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 	d.bus, d.ctx = b, ctx
 	cfg := d.cfg
 	d.env = newEnvironment(cfg.Alerts.Covariates, d.log.With("part", "covariates"))
+	d.evidence = newEvidenceKeeper(cfg.Alerts.Evidence, d.opt.StateDir, cfg.Node.EffectiveName(), b, d.log.With("part", "evidence"))
 	d.mu.Unlock()
 	if err := d.env.subscribe(ctx, b.nc); err != nil {
 		b.close()
@@ -214,9 +217,19 @@ func (d *Daemon) Run(ctx context.Context, ready func()) error {
 		go func() { defer wg.Done(); l.stop(sctx) }()
 	}
 	wg.Wait()
+	// Clips still recording are written with what their cameras sent.
+	d.evidenceKeeper().stop(sctx)
 	b.close()
 	d.log.Info("physd stopped")
 	return nil
+}
+
+// evidenceKeeper is the daemon's keeper of alerts' evidence (nil before
+// Run).
+func (d *Daemon) evidenceKeeper() *evidenceKeeper {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.evidence
 }
 
 func (d *Daemon) notify(state string) {
@@ -285,18 +298,20 @@ func (d *Daemon) startCamera(cfg *config.Config, cc config.Camera) error {
 	if len(cc.Zones) > 0 {
 		pre = zonesPre(thumb)
 	}
-	src, err := newSource(cc, pre, rtc)
+	ce, tap := d.evidenceKeeper().forCamera(cc)
+	src, err := newSource(cc, pre, rtc, tap)
 	if err != nil {
 		return err
 	}
 	s := lineSpecOf(cfg, cc, p, src, filepath.Join(d.opt.StateDir, "cameras", cc.Name), newCamDash(d.dash, thumb, cfg))
-	s.log, s.sourceOnly = log, len(cc.Zones) > 0
+	s.log, s.sourceOnly, s.evidence = log, len(cc.Zones) > 0, ce
 	check := func() error {
 		_, err := window.NewSlicer(window.SlicerOptions{Length: s.window.Length, Hop: s.window.Hop, MaxGap: s.window.MaxGap, FPS: cc.FPS})
 		return err
 	}
 	l := newLine(s, d.shared(cc.Name), nil)
 	c := newCamera(cc, src, log, check, &l.count, &l.work, l.dash)
+	c.evidence = ce
 	l.attachTo(c)
 	if !s.sourceOnly {
 		l.feed = c.attach(l.key())

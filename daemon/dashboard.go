@@ -260,6 +260,9 @@ type dashCard struct {
 	Size  int        `json:"size"`
 	Frame bool       `json:"frame"` // frame.png is available
 	Thumb *dashThumb `json:"thumb"` // source.png, when available
+	// Evidence is the files kept of the newest raised alert: its figure
+	// and clip (pending while recorded), served at /evidence/<name>.
+	Evidence []wire.EvidenceFile `json:"evidence,omitempty"`
 	// Charts are the alerts' control charts (f_n, ζ): state, statistic,
 	// limit, baseline (docs/alerts.md).
 	Charts []wire.ChartReading `json:"charts,omitempty"`
@@ -309,6 +312,7 @@ type camDash struct {
 	alerting  bool
 	lastCert  bool
 	amp       *wire.Amplitude // the newest estimated window's
+	evidence  []wire.EvidenceFile
 	frame     stream.Frame
 	haveFrame bool
 }
@@ -364,6 +368,16 @@ func (cd *camDash) setAlerting(on bool) {
 	}
 	cd.mu.Lock()
 	cd.alerting = on
+	cd.mu.Unlock()
+}
+
+// setEvidence keeps the newest raised alert's evidence files.
+func (cd *camDash) setEvidence(files []wire.EvidenceFile) {
+	if cd == nil {
+		return
+	}
+	cd.mu.Lock()
+	cd.evidence = append([]wire.EvidenceFile(nil), files...)
 	cd.mu.Unlock()
 }
 
@@ -517,6 +531,7 @@ func (c *line) card() dashCard {
 		k.Source, k.Error = cd.clean(k.Source), cd.clean(k.Error)
 		cd.mu.Lock()
 		k.Training, k.Alerting, k.LastCertified, k.Frame, k.Amplitude = cd.training, cd.alerting, cd.lastCert, cd.haveFrame, cd.amp
+		k.Evidence = cd.evidence
 		cd.mu.Unlock()
 		if th, ok := cd.thumb.Latest(); ok {
 			k.Thumb = &dashThumb{W: th.W, H: th.H, SrcW: th.SrcW, SrcH: th.SrcH, Taken: th.Taken}

@@ -33,6 +33,7 @@ func (d *Daemon) dashboardRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/v1/dashboard/events", d.operator(d.dashboardEvents))
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/frame.png", d.operator(d.framePNGHandler))
 	mux.HandleFunc("GET /api/v1/cameras/{camera}/source.png", d.operator(d.sourcePNGHandler))
+	mux.HandleFunc("GET /evidence/{camera}/{file}", d.operator(d.evidenceHandler))
 }
 
 // dashboardSnapshot serves GET /api/v1/dashboard.

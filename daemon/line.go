@@ -88,6 +88,8 @@ type lineSpec struct {
 	// sourceOnly is a camera with zones: its entry reports its source
 	// (state, frames, reconnects) and runs no stages.
 	sourceOnly bool
+	// evidence keeps its raised alerts' evidence (nil: none).
+	evidence *cameraEvidence
 }
 
 // line is one camera's or zone's line of stages — framing (framing.go:
@@ -236,7 +238,7 @@ func (l *line) reporter() *reporter {
 	s := l.spec
 	r := &reporter{log: s.log, node: l.node, camera: s.cam.Name, zone: s.zone, dir: s.dir, bus: l.bus, onEst: l.onEst,
 		trainTime: l.trainTime, alerts: newAlerter(s.cam.Name, s.alerts, l.alertsBase), rec: l.rec, dash: l.dash, work: &l.work,
-		scale: &l.scale, window: l.recordWindow, bins: l.bins}
+		scale: &l.scale, window: l.recordWindow, bins: l.bins, evidence: s.evidence}
 	r.alerts.env = envOrNil(l.env)
 	r.restoreCharts(loadCharts(s.dir, s.log))
 	if r.rec != nil {

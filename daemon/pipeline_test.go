@@ -74,7 +74,7 @@ func TestPipelineInMemoryPublisher(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := newSource(cc, cameraPre(cc, p, &stream.Thumbnailer{}), nil)
+	src, err := newSource(cc, cameraPre(cc, p, &stream.Thumbnailer{}), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,8 @@ type reporter struct {
 	// bins learns windows.bin: auto's decimation from certified windows
 	// (nil: a fixed one).
 	bins *binChoice
+	// evidence keeps the evidence of the line's raised alerts (nil: none).
+	evidence *cameraEvidence
 	// modes labels the modes of windows that ring in several, from
 	// window to window; modeAlerts are the alerts of labels beyond the
 	// first (label 1's are alerts').
@@ -223,6 +225,7 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 		}
 		if a != nil {
 			a.Zone, a.Node, a.Mode = c.zone, c.node, mode
+			c.evidence.capture(a, r, v, nil)
 			c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons, "mode", label)
 			if err := c.bus.publish(ctx, a); err != nil {
 				c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)
@@ -241,6 +244,7 @@ func (c *reporter) publishEstimate(ctx context.Context, j job, r *estimator.Resu
 	if a != nil {
 		a.Zone, a.Node, a.Mode = c.zone, c.node, mode
 		c.dash.setAlerting(a.State == wire.AlertRaised)
+		c.evidence.capture(a, r, v, c.dash.setEvidence)
 		c.log.Warn("structural-health alert", "window_start", j.start, "window_end", j.end, "state", a.State, "reasons", a.Reasons)
 		if err := c.bus.publish(ctx, a); err != nil {
 			c.log.Error("alert not published", "window_start", j.start, "window_end", j.end, "err", err)

@@ -13,8 +13,9 @@ import (
 // newSource builds the camera's frame source with its preprocessing: the
 // region of interest, grayscale, resize to the camera's size (default:
 // the preset's) and optional binarisation. thumb (may be nil) keeps a
-// small copy of the whole frame for the dashboard.
-func newSource(cc config.Camera, pre stream.Preprocess, rtc *stream.WebRTC) (stream.Source, error) {
+// small copy of the whole frame for the dashboard. tap (may be nil) is
+// handed a compressed source's access units (alerts' evidence).
+func newSource(cc config.Camera, pre stream.Preprocess, rtc *stream.WebRTC, tap func(stream.AccessUnit)) (stream.Source, error) {
 	s := cc.Source
 	var src stream.Source
 	var err error
@@ -30,13 +31,13 @@ func newSource(cc config.Camera, pre stream.Preprocess, rtc *stream.WebRTC) (str
 		if ct, err = cameraTLS(s.TLS); err != nil {
 			return nil, fmt.Errorf("camera %s: source.%w", cc.Name, err)
 		}
-		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout, TLS: ct})
+		src, err = stream.NewRTSPSource(s.URL.Value(), stream.RTSPOptions{Preprocess: pre, Transport: s.Transport, Timeout: s.Timeout, OpenTimeout: s.Timeout, TLS: ct, Tap: tap})
 	case config.KindV4L2:
 		src, err = stream.NewV4L2Source(s.Device, stream.V4L2Options{Preprocess: pre, FPS: cc.FPS, Timeout: s.Timeout})
 	case config.KindWHIP:
-		src, err = stream.NewWHIPSource(cc.Name, rtc, stream.WHIPOptions{Preprocess: pre, Silence: s.Timeout, Exclusive: s.Exclusive})
+		src, err = stream.NewWHIPSource(cc.Name, rtc, stream.WHIPOptions{Preprocess: pre, Silence: s.Timeout, Exclusive: s.Exclusive, Tap: tap})
 	case config.KindWHEP:
-		src, err = stream.NewWHEPSource(s.URL.Value(), rtc, stream.WHEPOptions{Preprocess: pre, Token: s.Token.Value(), Silence: s.Timeout})
+		src, err = stream.NewWHEPSource(s.URL.Value(), rtc, stream.WHEPOptions{Preprocess: pre, Token: s.Token.Value(), Silence: s.Timeout, Tap: tap})
 	default:
 		return nil, fmt.Errorf("camera %s: source kind %q is not supported", cc.Name, s.Kind)
 	}

@@ -43,7 +43,7 @@ func (d *Daemon) startZone(cfg *config.Config, cc config.Camera, c *camera, z co
 		return fmt.Errorf("zone %s: %w", z.Name, err)
 	}
 	s := lineSpecOf(zcfg, zc, p, c.src, zoneDir(d.opt.StateDir, cc.Name, z.Name), newCamDash(d.dash, c.dash.thumbnailer(), zcfg))
-	s.zone, s.cut, s.log = z.Name, &pre, d.log.With("camera", cc.Name, "zone", z.Name)
+	s.zone, s.cut, s.log, s.evidence = z.Name, &pre, d.log.With("camera", cc.Name, "zone", z.Name), c.evidence
 	l := newLine(s, d.shared(wire.Key(cc.Name, z.Name)), c)
 	l.feed = c.attach(l.key())
 	d.mu.Lock()

@@ -91,6 +91,16 @@ func (r *Ring) nextKey(i int) int {
 	return -1
 }
 
+// Codec is the codec of the units held ("" when empty).
+func (r *Ring) Codec() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.units) == 0 {
+		return ""
+	}
+	return r.units[0].Codec
+}
+
 // Newest is the arrival time of the last unit (zero when empty).
 func (r *Ring) Newest() time.Time {
 	r.mu.Lock()

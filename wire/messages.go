@@ -336,6 +336,54 @@ type Status struct {
 	Charts []ChartReading `json:"charts,omitempty"`
 }
 
+// EvidenceFile is one file of an alert's evidence.
+type EvidenceFile struct {
+	// Kind is "clip" (the video around the alert) or "figure" (a PNG of
+	// the window that raised it: latent, fit and spectrum).
+	Kind string `json:"kind"`
+	// Name is the file's path under the evidence directory
+	// (<state_dir>/evidence): <camera>/<file>. The dashboard serves it
+	// at /evidence/<name>.
+	Name string `json:"name"`
+	// SHA256 is the file's hex SHA-256 and Bytes its size, once written.
+	SHA256 string `json:"sha256,omitempty"`
+	Bytes  int64  `json:"bytes,omitempty"`
+	// Pending marks a clip still being recorded.
+	Pending bool `json:"pending,omitempty"`
+	// Start and End are the clip's presentation (the wall clock of its
+	// first and past its last picture).
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// Codec is the clip's (its packets as the camera sent them), and
+	// Copied whether they are (no re-encoding).
+	Codec  string `json:"codec,omitempty"`
+	Copied bool   `json:"copied,omitempty"`
+	// Note says why a clip was not kept or is shorter than asked.
+	Note string `json:"note,omitempty"`
+}
+
+// Evidence is published when a raised alert's evidence is all written:
+// it names the alert (its message id) and each file with its SHA-256.
+type Evidence struct {
+	Schema string `json:"schema"`
+	Node   string `json:"node,omitempty"`
+	Camera string `json:"camera"`
+	Zone   string `json:"zone,omitempty"`
+	// Mode is the alert's mode, for a camera whose windows ring in
+	// several.
+	Mode *Mode `json:"mode,omitempty"`
+	// Alert is the raised alert's message id (its Nats-Msg-Id) and
+	// AlertTime its time.
+	Alert     string    `json:"alert"`
+	AlertTime time.Time `json:"alert_time"`
+	// Time is when the evidence was complete.
+	Time  time.Time      `json:"time"`
+	Files []EvidenceFile `json:"files"`
+	// Note says why there is no clip (the source hands physd no
+	// packets, the camera sent none in the span, it could not be written).
+	Note string `json:"note,omitempty"`
+}
+
 // Baseline is a camera's reference f_n and ζ for alerts.
 type Baseline struct {
 	Fn      float64   `json:"fn_hz"`
@@ -381,6 +429,12 @@ type Alert struct {
 	// is then the f_n and ζ charts' baseline means and FnDrift, ZetaDrift
 	// the last points' relative distance from what the baselines expect.
 	Charts []ChartReading `json:"charts,omitempty"`
+	// Evidence names the files physd keeps of a raised alert
+	// (alerts.evidence; docs/alerts.md): the figure of the window that
+	// raised it, written at once (with its SHA-256), and the clip around
+	// it, written Post later — Pending here, then named with its SHA-256
+	// by the Evidence message on <prefix>.<camera>[.<zone>].evidence.
+	Evidence []EvidenceFile `json:"evidence,omitempty"`
 }
 
 // ChartReading is one control chart of a certified quantity as an alert
@@ -419,8 +473,8 @@ type ChartReading struct {
 	Skipped        int       `json:"skipped"`
 }
 
-// Message is a message physd publishes: *Estimate, *Diagnostic, *Status
-// or *Alert. Its JSON is the message's data.
+// Message is a message physd publishes: *Estimate, *Diagnostic, *Status,
+// *Alert or *Evidence. Its JSON is the message's data.
 type Message interface {
 	// Kind is the message's kind, the last token of its subject.
 	Kind() Kind
@@ -484,6 +538,15 @@ func (a *Alert) Key() string { return Key(a.Camera, a.Zone) }
 func (a *Alert) ID() string {
 	return MsgID(a.Node, a.Key(), modeKind(string(KindAlert), labelOf(a))+"-"+string(a.State), a.WindowStart, a.WindowEnd)
 }
+
+// Kind is KindEvidence.
+func (e *Evidence) Kind() Kind { return KindEvidence }
+
+// Key is the evidence's camera[.zone].
+func (e *Evidence) Key() string { return Key(e.Camera, e.Zone) }
+
+// ID is the alert's id with .evidence after it: one message per alert.
+func (e *Evidence) ID() string { return e.Alert + "." + string(KindEvidence) }
 
 // MsgID is the Nats-Msg-Id of a message about one window: the same
 // window always gets the same id, so JetStream drops a re-publication.

@@ -27,7 +27,10 @@ func TestMessagesMatchSchemas(t *testing.T) {
 		"estimate.v1.json":   Estimate{Schema: SchemaEstimate, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Certified: true, Certificate: v, Encoder: info, Regime: "underdamped", Amplitude: amp, Mode: mode},
 		"diagnostic.v1.json": Diagnostic{Schema: SchemaDiagnostic, Node: "b1", Camera: "c", Bin: 2, WindowStart: now, WindowEnd: now, Verdict: "not-certified", Gamma0: &g, Certificate: &v, Encoder: &info, Amplitude: amp, Modes: modes},
 		"status.v1.json":     Status{Schema: SchemaStatus, Node: "b1", Camera: "c", Time: now, State: "online", Windows: map[string]int{"certified": 1}},
-		"alert.v1.json":      Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}, Mode: mode},
+		"alert.v1.json": Alert{Schema: SchemaAlert, Node: "b1", Camera: "c", Time: now, State: "raised", Reasons: []string{"drift"}, Baseline: Baseline{Fn: 1, Since: now}, Mode: mode,
+			Evidence: []EvidenceFile{{Kind: "figure", Name: "c/x.png", SHA256: strings.Repeat("0", 64), Bytes: 1}, {Kind: "clip", Name: "c/x.mp4", Pending: true}}},
+		"evidence.v1.json": Evidence{Schema: SchemaEvidence, Node: "b1", Camera: "c", Mode: mode, Alert: "b1.c.alert-raised.1.2", AlertTime: now, Time: now,
+			Files: []EvidenceFile{{Kind: "clip", Name: "c/x.mp4", SHA256: strings.Repeat("0", 64), Bytes: 1, Start: now, End: now, Codec: "video/H264", Copied: true}}},
 	}
 	for file, m := range msgs {
 		b, err := json.Marshal(m)

@@ -19,6 +19,7 @@ const (
 	SchemaDiagnostic = "physd.diagnostic/v1"
 	SchemaStatus     = "physd.status/v1"
 	SchemaAlert      = "physd.alert/v1"
+	SchemaEvidence   = "physd.evidence/v1"
 )
 
 // AlertsBucket is the key-value bucket physd alerts keeps its handled
@@ -35,16 +36,20 @@ const (
 	KindDiagnostic Kind = "diag"
 	KindStatus     Kind = "status"
 	KindAlert      Kind = "alert"
+	// KindEvidence: a raised alert's evidence, written (Evidence).
+	KindEvidence Kind = "evidence"
 )
 
 // Kinds lists every kind of message.
-func Kinds() []Kind { return []Kind{KindEstimate, KindDiagnostic, KindStatus, KindAlert} }
+func Kinds() []Kind {
+	return []Kind{KindEstimate, KindDiagnostic, KindStatus, KindAlert, KindEvidence}
+}
 
-// Persisted reports the kinds the JetStream stream holds (estimates and
-// alerts): published through JetStream and acknowledged, and the last
-// evicted from the outbox while NATS is away. Diagnostics and heartbeats
-// go on core NATS only.
-func (k Kind) Persisted() bool { return k == KindEstimate || k == KindAlert }
+// Persisted reports the kinds the JetStream stream holds (estimates,
+// alerts and their evidence): published through JetStream and
+// acknowledged, and the last evicted from the outbox while NATS is away.
+// Diagnostics and heartbeats go on core NATS only.
+func (k Kind) Persisted() bool { return k == KindEstimate || k == KindAlert || k == KindEvidence }
 
 // Live reports the kinds only worth sending now (status heartbeats: the
 // next one supersedes them), which are never queued while NATS is away.
@@ -53,7 +58,7 @@ func (k Kind) Live() bool { return k == KindStatus }
 // Valid reports whether k is one of Kinds.
 func (k Kind) Valid() bool {
 	switch k {
-	case KindEstimate, KindDiagnostic, KindStatus, KindAlert:
+	case KindEstimate, KindDiagnostic, KindStatus, KindAlert, KindEvidence:
 		return true
 	}
 	return false
@@ -85,7 +90,7 @@ func StreamSubjects(prefix string) []string {
 	var s []string
 	for _, camera := range []string{"*", "*.*"} {
 		for _, k := range Kinds() {
-			if k.Persisted() {
+			if k.Persisted() && k != KindEvidence {
 				s = append(s, Subject(prefix, camera, k))
 			}
 		}
@@ -94,10 +99,15 @@ func StreamSubjects(prefix string) []string {
 	// configured before it read modes.
 	for _, camera := range []string{"*", "*.*"} {
 		for _, k := range Kinds() {
-			if k.Persisted() {
+			if k.Persisted() && k != KindEvidence {
 				s = append(s, ModeFilter(prefix, camera, k))
 			}
 		}
+	}
+	// Evidence (on the camera's subject for every mode), after the
+	// subjects physd configured before it kept evidence.
+	for _, camera := range []string{"*", "*.*"} {
+		s = append(s, Subject(prefix, camera, KindEvidence))
 	}
 	return s
 }

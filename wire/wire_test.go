@@ -119,9 +119,9 @@ func TestMsgIDWithoutNode(t *testing.T) {
 	}
 }
 
-// TestKinds: only estimates and alerts are kept by the stream, whose
-// subjects are those physd has always configured; only heartbeats are
-// live.
+// TestKinds: only estimates, alerts and alerts' evidence are kept by the
+// stream, whose subjects are those physd has always configured and the
+// evidence's after them; only heartbeats are live.
 func TestKinds(t *testing.T) {
 	var persisted, live []Kind
 	for _, k := range Kinds() {
@@ -135,14 +135,15 @@ func TestKinds(t *testing.T) {
 			live = append(live, k)
 		}
 	}
-	if !reflect.DeepEqual(persisted, []Kind{KindEstimate, KindAlert}) || !reflect.DeepEqual(live, []Kind{KindStatus}) {
+	if !reflect.DeepEqual(persisted, []Kind{KindEstimate, KindAlert, KindEvidence}) || !reflect.DeepEqual(live, []Kind{KindStatus}) {
 		t.Errorf("persisted %v, live %v", persisted, live)
 	}
 	if Kind("alerts").Valid() || Kind("").Valid() {
 		t.Error("an unknown kind is valid")
 	}
 	want := []string{"site.physd.*.estimate", "site.physd.*.alert", "site.physd.*.*.estimate", "site.physd.*.*.alert",
-		"site.physd.modes.*.estimate.*", "site.physd.modes.*.alert.*", "site.physd.modes.*.*.estimate.*", "site.physd.modes.*.*.alert.*"}
+		"site.physd.modes.*.estimate.*", "site.physd.modes.*.alert.*", "site.physd.modes.*.*.estimate.*", "site.physd.modes.*.*.alert.*",
+		"site.physd.*.evidence", "site.physd.*.*.evidence"}
 	if got := StreamSubjects("site.physd"); !reflect.DeepEqual(got, want) {
 		t.Errorf("stream subjects %v, want %v", got, want)
 	}

@@ -366,7 +366,7 @@ async function start() {
 
 function estimateLines(card) {
   const e = card.estimate;
-  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })], ...amplitudeLines(card.amplitude), ...chartLines(card.charts)];
+  if (!e) return [["Estimate", el("span", { class: "muted", text: "no certified estimate yet" })], ...amplitudeLines(card.amplitude), ...chartLines(card.charts), ...evidenceLines(card.evidence)];
   return [
     ["f_n", el("span", { class: "fn", text: fmtPM(e.fn_hz, e.fn_sigma, "Hz") })],
     ["ζ", el("span", { class: "zeta", text: fmtPM(e.zeta, e.zeta_sigma) })],
@@ -375,7 +375,37 @@ function estimateLines(card) {
     ["Certified", el("span", { text: `${clock(e.window_end)} (${ago(e.window_end)}), ${e.regime}` })],
     ...amplitudeLines(card.amplitude),
     ...chartLines(card.charts),
+    ...evidenceLines(card.evidence),
   ];
+}
+
+// evidenceLines links the newest raised alert's evidence: its figure and
+// its clip (recording until alerts.evidence.post after the alert).
+function evidenceLines(files) {
+  if (!files || !files.length) return [];
+  const links = el("span", { class: "evidence" });
+  for (const f of files) {
+    if (links.childNodes.length) links.append(" · ");
+    if (f.pending) {
+      links.append(el("span", { class: "muted", text: f.kind + " recording…" }));
+      continue;
+    }
+    const url = "/evidence/" + f.name.split("/").map(encodeURIComponent).join("/");
+    const a = el("a", { href: url, "data-sha256": f.sha256 || "", "data-kind": f.kind, text: f.kind });
+    // With http.token set a plain link would be refused: fetch it with
+    // the token and open what came back.
+    a.addEventListener("click", async (ev) => {
+      ev.preventDefault();
+      try {
+        const res = await request(url);
+        window.open(URL.createObjectURL(await res.blob()), "_blank");
+      } catch (e) {
+        log("error evidence " + e.message);
+      }
+    });
+    links.append(a);
+  }
+  return [["Alert evidence", links]];
 }
 
 // chartLines shows the alerts' control charts (docs/alerts.md): learning

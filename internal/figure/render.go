@@ -135,30 +135,37 @@ func (w Window) Write(out io.Writer, format string) error {
 	if format != "png" && format != "svg" {
 		return fmt.Errorf("%q: %w", format, ErrFormat)
 	}
-	var wt io.WriterTo
+	// Panels left to right: the scene, the latent, the spectrum.
+	var left, right vg.Length
+	var sp, pp *plot.Plot
 	if w.Scene.valid() {
-		sp, err := w.Scene.Plot()
-		if err != nil {
+		if sp, err = w.Scene.Plot(); err != nil {
 			return err
 		}
 		// The scene's panel: the picture's aspect ratio at the figure's
 		// height (less the axes' margins), within bounds.
-		side := vg.Length(float64(height-0.9*vg.Inch)*float64(w.Scene.SrcW)/float64(w.Scene.SrcH)) + 0.9*vg.Inch
-		side = min(max(side, 1.6*vg.Inch), 4.5*vg.Inch)
-		c, err := draw.NewFormattedCanvas(width+side, height, format)
-		if err != nil {
-			return fmt.Errorf("figure: %w", err)
-		}
-		dc := draw.New(c)
-		sp.Draw(draw.Crop(dc, 0, -width, 0, 0))
-		p.Draw(draw.Crop(dc, side, 0, 0, 0))
-		wt = c
-	} else {
-		var err error
-		if wt, err = p.WriterTo(width, height, format); err != nil {
-			return fmt.Errorf("figure: %w", err)
-		}
+		left = vg.Length(float64(height-0.9*vg.Inch)*float64(w.Scene.SrcW)/float64(w.Scene.SrcH)) + 0.9*vg.Inch
+		left = min(max(left, 1.6*vg.Inch), 4.5*vg.Inch)
 	}
+	if w.Spectrum.valid() {
+		if pp, err = w.Spectrum.Plot(); err != nil {
+			return err
+		}
+		right = 3.5 * vg.Inch
+	}
+	c, err := draw.NewFormattedCanvas(left+width+right, height, format)
+	if err != nil {
+		return fmt.Errorf("figure: %w", err)
+	}
+	dc := draw.New(c)
+	if sp != nil {
+		sp.Draw(draw.Crop(dc, 0, -(width + right), 0, 0))
+	}
+	p.Draw(draw.Crop(dc, left, -right, 0, 0))
+	if pp != nil {
+		pp.Draw(draw.Crop(dc, left+width, 0, 0, 0))
+	}
+	var wt io.WriterTo = c
 	if _, err := wt.WriteTo(out); err != nil {
 		return fmt.Errorf("figure: write: %w", err)
 	}

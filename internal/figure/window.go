@@ -36,6 +36,8 @@ type Window struct {
 	// Scene, when set, is drawn on the left: the camera picture with the
 	// region of interest the latent was read from.
 	Scene *Scene `json:"scene,omitempty"`
+	// Spectrum, when set, is drawn on the right.
+	Spectrum *Spectrum `json:"spectrum,omitempty"`
 }
 
 // shownLevels is how many levels get their crossings drawn: enough to see
