@@ -60,6 +60,7 @@ var (
 	descBreaks    = prometheus.NewDesc("physd_stream_breaks_total", "Gaps in the frame sequence (lost or undecodable frames) that broke a window.", camLabel, nil)
 	descDecode    = prometheus.NewDesc("physd_decode_errors_total", "Received frames the decoder rejected (WebRTC cameras; OpenCV's FFmpeg reader conceals corrupt frames and reports none).", camLabel, nil)
 	descReconn    = prometheus.NewDesc("physd_reconnects_total", "Times the camera's source was reopened.", camLabel, nil)
+	descEvBuf     = prometheus.NewDesc("physd_evidence_buffer_bytes", "The camera's buffer of recent compressed packets, kept for alerts' evidence clips (alerts.evidence).", camLabel, nil)
 	descSkip      = prometheus.NewDesc("physd_windows_skipped_total", "Windows replaced by a newer one before estimation started.", camLabel, nil)
 	descWin       = prometheus.NewDesc("physd_windows_total", "Windows estimated, by verdict.", []string{"camera", "verdict"}, nil)
 	descState     = prometheus.NewDesc("physd_camera_state", "1 for the camera's current state.", []string{"camera", "state"}, nil)
@@ -93,7 +94,7 @@ type daemonCollector struct{ d *Daemon }
 // Describe implements prometheus.Collector.
 func (daemonCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descFrames, descDrop, descBreaks, descDecode, descReconn, descSkip, descWin, descState,
-		descG0, descG1, descFn, descZeta, descModeFn, descModeZeta, descChart, descChartLim, descChartAlm, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
+		descEvBuf, descG0, descG1, descFn, descZeta, descModeFn, descModeZeta, descChart, descChartLim, descChartAlm, descPubErr, descBuf, descConn, descOutbox, descEvict, descAside, descStage, descCold, descHeld, descUntrained} {
 		ch <- d
 	}
 }
@@ -123,6 +124,10 @@ func (c daemonCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descReconn, float64(st.Reconnects), name)
 		if dc, ok := cam.src.(decodeCounter); ok && cam.zone == "" {
 			counter(descDecode, float64(dc.DecodeErrors()), name)
+		}
+		if ev := cam.spec.evidence; ev != nil && ev.ring != nil && cam.zone == "" {
+			_, bytes, _ := ev.ring.Stats()
+			gauge(descEvBuf, float64(bytes), name)
 		}
 		counter(descSkip, float64(st.WindowsSkipped), name)
 		for v, n := range st.Windows {
