@@ -110,6 +110,7 @@ func (c *camera) run(ctx context.Context, out chan<- sourceItem) {
 			c.work.addDuration(stageDecode, f.Decode)
 			c.work.addDuration(stagePreprocess, f.Preprocess)
 			c.dash.setFrame(f)
+			c.evidence.frame(f)
 			return send(sourceItem{frame: f})
 		})
 		if ctx.Err() != nil {

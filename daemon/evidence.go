@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/physd/physd/config"
@@ -79,32 +80,48 @@ func (k *evidenceKeeper) stop(ctx context.Context) {
 	}
 }
 
-// cameraEvidence is one camera's part: its ring of packets (nil when its
-// source hands none: why says so).
+// cameraEvidence is one camera's part: its ring of packets, or for a
+// source that hands physd none its ring of pictures (frames), which a
+// clip is encoded from; neither when the alerts keep no clips (why says
+// so).
 type cameraEvidence struct {
 	k      *evidenceKeeper
 	camera string
 	ring   *evidence.Ring
+	frames *evidence.FrameRing
 	why    string
+	// packets is set once the source handed a packet: an RTSP camera
+	// read through OpenCV (MPEG-4, AV1…) hands none, and its clip is
+	// encoded from its pictures instead.
+	packets atomic.Bool
 }
 
 // forCamera returns the camera's evidence and the tap its source feeds
-// the ring through (nil: no clips, why in the evidence).
+// the packets' ring through (nil: none).
 func (k *evidenceKeeper) forCamera(cc config.Camera) (*cameraEvidence, func(stream.AccessUnit)) {
 	if k == nil {
 		return nil, nil
 	}
 	ce := &cameraEvidence{k: k, camera: cc.Name}
-	switch {
-	case !k.cfg.Clips():
+	if !k.cfg.Clips() {
 		ce.why = "alerts.evidence keeps no clips (pre and post are 0)"
-	case cc.Source.Kind == config.KindRTSP || cc.Source.Kind == config.KindWHIP || cc.Source.Kind == config.KindWHEP:
-		ce.ring = evidence.NewRing(k.cfg.Pre+k.cfg.Post+evidenceSlack, k.cfg.BufferMB<<20)
-		return ce, ce.ring.Add
-	default:
-		ce.why = fmt.Sprintf("a %s source hands physd no compressed packets to copy", cc.Source.Kind)
+		return ce, nil
+	}
+	hold, buf := k.cfg.Pre+k.cfg.Post+evidenceSlack, k.cfg.BufferMB<<20
+	ce.frames = evidence.NewFrameRing(hold, buf)
+	if cc.Source.Kind == config.KindRTSP || cc.Source.Kind == config.KindWHIP || cc.Source.Kind == config.KindWHEP {
+		ce.ring = evidence.NewRing(hold, buf)
+		return ce, func(u stream.AccessUnit) { ce.packets.Store(true); ce.ring.Add(u) }
 	}
 	return ce, nil
+}
+
+// frame keeps a decoded picture, for a source that hands physd no packets.
+func (ce *cameraEvidence) frame(f stream.Frame) {
+	if ce == nil || ce.frames == nil || ce.packets.Load() {
+		return
+	}
+	ce.frames.Add(f)
 }
 
 // capture keeps the evidence of alert a, raised by the window of r and v
@@ -131,16 +148,19 @@ func (ce *cameraEvidence) capture(a *wire.Alert, r *estimator.Result, v window.V
 	if show == nil {
 		show = func([]wire.EvidenceFile) {}
 	}
-	if ce.ring == nil {
+	if ce.frames == nil {
 		a.Evidence = files
 		ev.Files = files
 		show(files)
 		k.publish(ev, ce.why)
 		return
 	}
-	ext := evidence.Clip{Codec: ce.ring.Codec()}.Ext()
-	if ext == "" {
-		ext = ".mp4"
+	copied := ce.packets.Load()
+	ext := ".mp4"
+	if copied {
+		if e := (evidence.Clip{Codec: ce.ring.Codec()}).Ext(); e != "" {
+			ext = e
+		}
 	}
 	pending := wire.EvidenceFile{Kind: "clip", Name: ce.camera + "/" + base + ext, Pending: true}
 	a.Evidence = append(files, pending)
@@ -158,15 +178,38 @@ func (ce *cameraEvidence) capture(a *wire.Alert, r *estimator.Result, v window.V
 		case <-k.done:
 			note = "the daemon stopped before the clip's end: it ends there"
 		}
-		clip, ok := ce.ring.Cut(from, to)
+		var (
+			name, codec string
+			write       func(io.Writer) error
+			start, end  time.Time
+			ok          bool
+		)
+		if copied {
+			var clip evidence.Clip
+			if clip, ok = ce.ring.Cut(from, to); ok {
+				name, codec, write = ce.camera+"/"+base+clip.Ext(), clip.Codec, clip.Write
+				start, end = clip.Span()
+			}
+		} else {
+			var clip evidence.FrameClip
+			if clip, ok = ce.frames.Cut(from, to); ok {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				name, codec = ce.camera+"/"+base+".mp4", "video/H264"
+				write = func(w io.Writer) error { return clip.Write(ctx, w) }
+				start, end = clip.Span()
+				if _, _, every := ce.frames.Stats(); every > 1 && note == "" {
+					note = fmt.Sprintf("encoded from the pictures physd analysed, every %d-th (alerts.evidence.buffer_mb holds no more)", every)
+				}
+			}
+		}
 		if !ok {
 			ev.Files = files
 			show(files)
 			k.publish(ev, "the camera sent no video in the clip's span")
 			return
 		}
-		name := ce.camera + "/" + base + clip.Ext()
-		f, err := k.store.Save(name, clip.Write)
+		f, err := k.store.Save(name, write)
 		if err != nil {
 			k.log.Error("alert clip not written", "camera", ce.camera, "err", err)
 			ev.Files = files
@@ -174,12 +217,11 @@ func (ce *cameraEvidence) capture(a *wire.Alert, r *estimator.Result, v window.V
 			k.publish(ev, "the clip could not be written: "+err.Error())
 			return
 		}
-		start, end := clip.Span()
 		if note == "" && (start.Sub(from) > time.Second || to.Sub(end) > time.Second) {
 			note = "the camera's buffer did not cover the whole span (it was offline, or alerts.evidence.buffer_mb is too small)"
 		}
 		ev.Files = append(files, wire.EvidenceFile{Kind: "clip", Name: f.Name, SHA256: f.SHA256, Bytes: f.Bytes,
-			Start: start.UTC(), End: end.UTC(), Codec: clip.Codec, Copied: true, Note: note})
+			Start: start.UTC(), End: end.UTC(), Codec: codec, Copied: copied, Note: note})
 		show(ev.Files)
 		k.publish(ev, "")
 		k.prune()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/physd/physd/frame"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/stream"
 )
@@ -248,6 +249,52 @@ func TestStoreRetention(t *testing.T) {
 	for _, bad := range []string{"../x.mp4", "a/../../x", "a/b/c.mp4", "a/.hidden", "x.mp4", "a/"} {
 		if _, err := st.Save(bad, write(1)); err == nil {
 			t.Errorf("Save(%q) accepted", bad)
+		}
+	}
+}
+
+// TestFrameClipEncoded: a source without packets (20 fps pictures) keeps
+// its pictures; a clip of [2 s, 7 s] is encoded by ffmpeg and read by
+// ffprobe as 5 s (±0.2 s) of 100 frames (±2), cleanly; a byte cap that
+// cannot hold the span at the full rate keeps every k-th picture, and the
+// clip keeps its length at a lower rate.
+func TestFrameClipEncoded(t *testing.T) {
+	if _, err := exec.LookPath("ffprobe"); err != nil {
+		t.Skip("ffprobe not installed")
+	}
+	t0 := time.Unix(2000, 0)
+	fill := func(r *FrameRing) {
+		for i := range 200 {
+			pix := make([]float64, 64*48)
+			for j := range pix {
+				pix[j] = float64((j%64+i)%64) / 63
+			}
+			r.Add(frame.Frame{Seq: i, W: 64, H: 48, Pix: pix, Wall: t0.Add(time.Duration(i) * 50 * time.Millisecond)})
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		maxBytes int
+		frames   int
+		every    int
+	}{{"full rate", 1 << 20, 100, 1}, {"decimated", 64 * 48 * 40, 20, 5}} {
+		// 9 s at 20 fps: 180 pictures, of which 40 fit the second cap.
+		r := NewFrameRing(9*time.Second, tc.maxBytes)
+		fill(r)
+		n, b, every := r.Stats()
+		clip, ok := r.Cut(t0.Add(2*time.Second), t0.Add(7*time.Second))
+		if !ok {
+			t.Fatalf("%s: no clip from a ring of %d pictures", tc.name, n)
+		}
+		st := Store{Dir: t.TempDir()}
+		f, err := st.Save("cam/x.mp4", func(w io.Writer) error { return clip.Write(context.Background(), w) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ffprobe(t, filepath.Join(st.Dir, "cam", "x.mp4"))
+		t.Logf("%s: ring %d pictures, %d B, every %d; clip %d B: ffprobe %.3f s, %d frames", tc.name, n, b, every, f.Bytes, p.Duration, p.Frames)
+		if every != tc.every || math.Abs(p.Duration-5) > 0.2 || math.Abs(float64(p.Frames-tc.frames)) > 2 || p.Errors != "" {
+			t.Errorf("%s: every %d, %.3f s, %d frames (%s); want every %d, 5 s, %d frames", tc.name, every, p.Duration, p.Frames, p.Errors, tc.every, tc.frames)
 		}
 	}
 }
