@@ -89,8 +89,12 @@ type realRun struct {
 	coldHeld   float64
 	untrained  float64
 	frames     float64
-	g1, g0     []float64 // the certified estimates published meanwhile
-	bins       string    // their decimations (windowCounter.estimateBins)
+	// evidenceMiB is the cameras' buffers of packets for alerts' clips
+	// at the end (physd_evidence_buffer_bytes; absent in binaries before
+	// issue 47: 0).
+	evidenceMiB float64
+	g1, g0      []float64 // the certified estimates published meanwhile
+	bins        string    // their decimations (windowCounter.estimateBins)
 }
 
 // gammas summarises the certified estimates: their medians and ranges.
@@ -410,8 +414,8 @@ func printRealRun(scene string, r *realRun, ref float64) {
 	if r.windows > 0 {
 		perWindow = r.cpu.Seconds() / float64(r.windows)
 	}
-	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%)%s, %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB%s\n",
-		scene, r.cameras, 100*perCam, againstDecode(100*perCam, ref), perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.gammas())
+	fmt.Printf("  %s, %d camera(s): %.1f %% of one core per camera (target < 10 %%)%s, %.2f s CPU per estimated window; each camera's learning stage busy %.0f %% of the time; per stage, wall time per camera (%s); %.0f frames/s per camera; %d windows estimated (%d certified), %d skipped; cold starts %.2f per estimated window (%.2f held back); %.2f of the windows estimated without warm training; peak RSS %.1f MiB (evidence buffers %.1f MiB)%s\n",
+		scene, r.cameras, 100*perCam, againstDecode(100*perCam, ref), perWindow, 100*busy/wall/n, strings.Join(parts, ", "), r.frames/wall/n, r.windows, r.certified, r.skipped, cold, held, untrained, r.rssMiB, r.evidenceMiB, r.gammas())
 }
 
 // printRealMedian prints the median over runs of one configuration's CPU
@@ -545,6 +549,7 @@ func runRealDaemon(ctx context.Context, b realBinary, cams []realCamera, lines i
 	r.coldHeld = m1.Sum("physd_cold_starts_held_total") - m0.Sum("physd_cold_starts_held_total")
 	r.untrained = m1.Sum("physd_windows_untrained_total") - m0.Sum("physd_windows_untrained_total")
 	r.frames = m1.Sum("physd_frames_received_total") - m0.Sum("physd_frames_received_total")
+	r.evidenceMiB = m1.Sum("physd_evidence_buffer_bytes") / (1 << 20)
 	return r, nil
 }
 

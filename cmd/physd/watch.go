@@ -137,7 +137,9 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, cam := range names {
 		subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindEstimate), wire.Subject(*prefix, cam, wire.KindAlert),
 			// Modes beyond the first (wire.ModeSubject).
-			wire.ModeFilter(*prefix, cam, wire.KindEstimate), wire.ModeFilter(*prefix, cam, wire.KindAlert))
+			wire.ModeFilter(*prefix, cam, wire.KindEstimate), wire.ModeFilter(*prefix, cam, wire.KindAlert),
+			// A raised alert's evidence, once its clip is written.
+			wire.Subject(*prefix, cam, wire.KindEvidence))
 		if *diag {
 			subjects = append(subjects, wire.Subject(*prefix, cam, wire.KindDiagnostic))
 		}
@@ -202,11 +204,31 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 			case kind == wire.KindAlert:
 				fmt.Fprintf(stdout, "ALERT %s: %s\n", m.Subject, m.Data)
+			case kind == wire.KindEvidence:
+				fmt.Fprintln(stdout, evidenceRow(m.Subject, m.Data))
 			default:
 				fmt.Fprintf(stdout, "diag  %s: %s\n", m.Subject, m.Data)
 			}
 		}
 	}
+}
+
+// evidenceRow is an evidence message in one line: its alert, and each
+// file with its sha256 (the message as it came when it does not decode).
+func evidenceRow(subject string, data []byte) string {
+	var ev wire.Evidence
+	if err := json.Unmarshal(data, &ev); err != nil || ev.Schema != wire.SchemaEvidence {
+		return fmt.Sprintf("EVIDENCE %s: %s", subject, data)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "EVIDENCE %s: alert %s", subject, ev.Alert)
+	for _, f := range ev.Files {
+		fmt.Fprintf(&b, "; %s %s (%d B, sha256 %s)", f.Kind, f.Name, f.Bytes, f.SHA256)
+	}
+	if ev.Note != "" {
+		fmt.Fprintf(&b, "; %s", ev.Note)
+	}
+	return b.String()
 }
 
 // messageNode is the "node" field of a message ("" if it has none).
