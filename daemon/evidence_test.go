@@ -13,12 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/config"
+	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/wire"
 )
@@ -176,69 +176,9 @@ func TestAlertEvidenceFromRTSP(t *testing.T) {
 // what ffmpeg prints decoding it ("" when clean).
 func probeClip(t *testing.T, path string) (float64, int, string) {
 	t.Helper()
-	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
-		"-show_entries", "format=duration:stream=nb_read_frames", "-of", "default=nw=1", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ffprobe: %v: %s", err, out)
-	}
-	var dur float64
-	var frames int
-	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, "duration="); ok {
-			dur, _ = strconv.ParseFloat(v, 64)
-		}
-		if v, ok := strings.CutPrefix(l, "nb_read_frames="); ok {
-			frames, _ = strconv.Atoi(v)
-		}
-	}
-	dec, _ := exec.Command("ffmpeg", "-v", "error", "-i", path, "-f", "null", "-").CombinedOutput()
-	return dur, frames, strings.TrimSpace(string(dec))
-}
-
-// TestAlertEvidenceEncoded: the synthetic camera hands physd pictures, no
-// packets: its alert's clip is encoded from the pictures physd analysed
-// (copied false), ffprobe reads it as pre + post (±1 s), and its sha256
-// matches the file.
-func TestAlertEvidenceEncoded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the synthetic camera for tens of seconds")
-	}
-	if _, err := exec.LookPath("ffprobe"); err != nil {
-		t.Skip("ffprobe not installed")
-	}
-	const pre, post = 4 * time.Second, 3 * time.Second
-	cfg := testConfig()
-	cfg.Alerts = config.Alerts{Method: config.AlertsFixed, BaselineWindows: 1, FnDrift: 1e-9, ZetaDrift: 100, Consecutive: 1,
-		Evidence: config.Evidence{Pre: pre, Post: post, BufferMB: 16}}
-	dir := t.TempDir()
-	r := start(t, cfg, dir)
-	c := collect(t, r.d)
-	waitFor(t, 120*time.Second, "an alert's evidence", func() bool { return len(c.kind(wire.KindEvidence)) > 0 })
-	var ev wire.Evidence
-	if err := json.Unmarshal(c.kind(wire.KindEvidence)[0].Data, &ev); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("evidence: %s", c.kind(wire.KindEvidence)[0].Data)
-	var clip *wire.EvidenceFile
-	for i := range ev.Files {
-		if ev.Files[i].Kind == "clip" {
-			clip = &ev.Files[i]
-		}
-	}
-	if clip == nil || clip.Copied || clip.Codec != "video/H264" {
-		t.Fatalf("clip %+v, want one encoded as H.264", clip)
-	}
-	path := filepath.Join(dir, "evidence", filepath.FromSlash(clip.Name))
-	b, err := os.ReadFile(path)
+	p, err := physdtest.ProbeVideo(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != clip.SHA256 {
-		t.Errorf("sha256 of %s does not match the message", clip.Name)
-	}
-	dur, frames, decodeErr := probeClip(t, path)
-	t.Logf("clip %s: ffprobe %.3f s, %d frames", clip.Name, dur, frames)
-	if want := (pre + post).Seconds(); math.Abs(dur-want) > 1 || decodeErr != "" {
-		t.Errorf("clip of %.3f s (%s), want %.0f ± 1 s", dur, decodeErr, want)
-	}
+	return p.Duration, p.Frames, p.Errors
 }

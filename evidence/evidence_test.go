@@ -4,20 +4,19 @@ package evidence
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/physd/physd/frame"
+	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/internal/rtspserver"
 	"github.com/physd/physd/stream"
 )
@@ -37,35 +36,12 @@ func cameraFile(t *testing.T, name string, args ...string) string {
 	return path
 }
 
-// probe is what ffprobe reads of a file: its duration, the frames it
-// decodes and any error it prints while decoding them all.
-type probe struct {
-	Duration float64
-	Frames   int
-	Errors   string
-}
-
-func ffprobe(t *testing.T, path string) probe {
+func ffprobe(t *testing.T, path string) physdtest.Probe {
 	t.Helper()
-	out, err := exec.Command("ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0",
-		"-show_entries", "format=duration:stream=nb_read_frames", "-of", "json", path).CombinedOutput()
+	p, err := physdtest.ProbeVideo(path)
 	if err != nil {
-		t.Fatalf("ffprobe %s: %v: %s", path, err, out)
+		t.Fatal(err)
 	}
-	var v struct {
-		Format  struct{ Duration string }
-		Streams []struct {
-			NbReadFrames string `json:"nb_read_frames"`
-		}
-	}
-	if err := json.Unmarshal(out, &v); err != nil || len(v.Streams) != 1 {
-		t.Fatalf("ffprobe %s: %v: %s", path, err, out)
-	}
-	var p probe
-	p.Duration, _ = strconv.ParseFloat(v.Format.Duration, 64)
-	p.Frames, _ = strconv.Atoi(v.Streams[0].NbReadFrames)
-	dec, _ := exec.Command("ffmpeg", "-v", "error", "-i", path, "-f", "null", "-").CombinedOutput()
-	p.Errors = strings.TrimSpace(string(dec))
 	return p
 }
 
