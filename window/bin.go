@@ -1,6 +1,7 @@
 package window
 
 import (
+	"slices"
 	"time"
 
 	"github.com/physd/physd/frame"
@@ -47,17 +48,29 @@ import (
 // decode and preprocessing times of the N frames it consumes; Seq counts
 // bins (a dropped input frame shows as a jump, so the Slicer breaks its
 // windows there too); Key is set when any frame it weighs is a key frame.
-// A bin never spans a jump in Seq, a change of frame size, or a frame
-// without pixels: the frames gathered are dropped (Dropped counts those
-// no bin has consumed) and binning starts again at the frame that broke
-// it.
+// A bin never spans a jump in Seq, a gap in time (a step longer than
+// 1.5 times the median of the recent steps: the Slicer's rule for a
+// break, which a bin would otherwise hide — a sender that drops a
+// picture before encoding leaves Seq whole and the time short a step, and
+// the bins' steps stretch by a fraction of it, within the jitter the
+// Slicer allows, while the window's frames leave the even grid its
+// differences assume), a change of frame size, or a frame without
+// pixels: the frames gathered are dropped (Dropped counts those no bin
+// has consumed), binning starts again at the frame that broke it, and a
+// gap or a jump in Seq makes a jump in the bins' Seq.
 type Binner struct {
 	n   int
 	acc []frame.Frame
 	w   []float64
-	// seq is the next bin's Seq; lastIn the last input frame's.
+	// seq is the next bin's Seq; lastIn the last input frame's, at
+	// lastTime.
 	seq, lastIn int
+	lastTime    time.Duration
 	started     bool
+	// steps are the recent input steps (binGapSteps), for the nominal
+	// step gaps are judged against; gap marks one before the next bin.
+	steps []time.Duration
+	gap   bool
 	// Dropped counts the input frames gathered but not consumed by a bin
 	// when binning started again.
 	Dropped int
@@ -82,6 +95,18 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	if b.n == 1 {
 		return f, true
 	}
+	if b.started && f.Seq == b.lastIn+1 {
+		step := f.Time - b.lastTime
+		if nom := b.nominal(); nom > 0 && float64(step) > binMaxGap*float64(nom) {
+			b.restart()
+			b.gap = true
+		} else if step > 0 {
+			b.steps = append(b.steps, step)
+			if len(b.steps) > binGapSteps {
+				b.steps = b.steps[1:]
+			}
+		}
+	}
 	if len(b.acc) > 0 {
 		last := b.acc[len(b.acc)-1]
 		if f.Seq != last.Seq+1 || f.W != last.W || f.H != last.H || len(f.Ref) != len(last.Ref) {
@@ -100,9 +125,12 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 		// Seq makes a jump of at least one in the bins'.
 		if gap := f.Seq - b.lastIn - 1; gap > 0 {
 			b.seq += 1 + (gap-1)/b.n
+		} else if b.gap {
+			b.seq++
 		}
+		b.gap = false
 	}
-	b.lastIn, b.started = f.Seq, true
+	b.lastIn, b.lastTime, b.started = f.Seq, f.Time, true
 	b.acc = append(b.acc, f)
 	if len(b.acc) < len(b.w) {
 		return frame.Frame{}, false
@@ -111,6 +139,23 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	// The last N−1 frames are the next bin's first.
 	b.acc = append(b.acc[:0], b.acc[b.n:]...)
 	return out, true
+}
+
+// binMaxGap and binGapSteps are the Slicer's rule for a gap: a step
+// longer than 1.5 × the median of the last 31.
+const (
+	binMaxGap   = 1.5
+	binGapSteps = 31
+)
+
+// nominal is the median of the recent input steps (0: none yet).
+func (b *Binner) nominal() time.Duration {
+	if len(b.steps) == 0 {
+		return 0
+	}
+	c := slices.Clone(b.steps)
+	slices.Sort(c)
+	return c[len(c)/2]
 }
 
 // restart drops the frames gathered.

@@ -69,10 +69,18 @@ type Break struct {
 //   - a step shorter than half the nominal step is a duplicate and the
 //     frame is dropped;
 //   - any other step counts as jitter around the even grid: the window's
-//     frames are taken as spaced by its median step (Window.Jitter says how
-//     far they strayed). Cameras stamp frames with tens of milliseconds of
-//     jitter while capturing on a fixed clock; resampling on the jittered
-//     stamps would add noise, not remove it.
+//     frames are taken as spaced by its grid step, the least-squares slope
+//     of their times against their index (Window.Jitter says how far the
+//     steps strayed from it). Cameras stamp frames with tens of
+//     milliseconds of jitter while capturing on a fixed clock; resampling
+//     on the jittered stamps would add noise, not remove it. The slope
+//     reads the clock from every stamp: a median step errs by a good part
+//     of the jitter (±2.6 % at 10 ms on a 100 ms step), and pictures a
+//     sender dropped before encoding — no jump in Seq, a longer step —
+//     are hidden by binning as jitter, yet lengthen the window; the
+//     median step then squeezes it onto too short a time and the
+//     frequency reads high (a browser publishing over WHIP under load:
+//     γ0 +3 to +8 % at bin 2, certified).
 type Slicer struct {
 	opt     SlicerOptions
 	buf     []frame.Frame
@@ -161,17 +169,45 @@ func (s *Slicer) Push(f frame.Frame) (*Window, *Break) {
 	for i := 1; i < len(w.Frames); i++ {
 		steps = append(steps, w.Frames[i].Time-w.Frames[i-1].Time)
 	}
-	slices.Sort(steps)
-	med := steps[len(steps)/2]
-	if s.opt.FPS > 0 {
-		med = nom
+	grid := nom
+	if s.opt.FPS <= 0 {
+		grid = gridStep(w.Frames)
 	}
-	w.Dt = med.Seconds()
+	w.Dt = grid.Seconds()
 	for _, st := range steps {
-		j := abs(float64(st-med)) / float64(med)
+		j := abs(float64(st-grid)) / float64(grid)
 		w.Jitter = max(w.Jitter, j)
 	}
 	return w, brk
+}
+
+// gridStep is the least-squares slope of the frames' times t_i against
+// their index i,
+//
+//	b = Σ (i − ī)(t_i − t̄) / Σ (i − ī)²,
+//
+// the step of the even grid that fits them best: its error from
+// independent jitter σ on each stamp is σ √(12 / (n³ − n)), 0.1 ms for
+// 10 ms over 48 frames.
+func gridStep(fs []frame.Frame) time.Duration {
+	n := len(fs)
+	if n < 2 {
+		return 0
+	}
+	mi := float64(n-1) / 2
+	t0 := fs[0].Time
+	var mt float64
+	for _, f := range fs {
+		mt += float64(f.Time - t0)
+	}
+	mt /= float64(n)
+	var sxy, sxx float64
+	for i, f := range fs {
+		di := float64(i) - mi
+		sxy += di * (float64(f.Time-t0) - mt)
+		sxx += di * di
+	}
+	return time.Duration(sxy/sxx + 0.5)
 }
 
 func abs(x float64) float64 {
