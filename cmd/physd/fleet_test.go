@@ -16,8 +16,11 @@ func TestFleetBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "want add, rm or ls"},
-		{[]string{"join"}, "want add, rm or ls"},
+		{nil, "want init, add, rm, ls or revoke"},
+		{[]string{"join"}, "want init, add, rm, ls or revoke"},
+		{[]string{"init"}, "want --keys DIR"},
+		{[]string{"revoke", "b1"}, "want --keys DIR and one or more boards"},
+		{[]string{"rm", "--keys", "k", "b1"}, "--keys goes with add"},
 		{[]string{"add"}, "name one or more boards"},
 		{[]string{"add", "b.1"}, "board \"b.1\""},
 		{[]string{"add", "--domain", "d", "b1", "b2"}, "--domain goes with add and one board"},

@@ -181,6 +181,13 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			subj := m.Subject
 			if *fleetMode {
+				// The board is the one in the subject (its credentials'
+				// on a hub with accounts); a message claiming another is
+				// refused.
+				if err := fleet.CheckClaim(subj, m.Header.Get(nats.MsgIdHdr), m.Data); err != nil {
+					fmt.Fprintf(stderr, "refused: %v\n", err)
+					continue
+				}
 				if _, s, ok := fleet.ParseSubject(subj); ok {
 					subj = s
 				}
@@ -234,7 +241,7 @@ func consumeNew(ctx context.Context, nc *nats.Conn, stream string, subjects []st
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
-		case msgs <- &nats.Msg{Subject: m.Subject(), Data: m.Data()}:
+		case msgs <- &nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}:
 		case <-ctx.Done():
 		}
 	})
