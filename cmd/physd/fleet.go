@@ -19,7 +19,7 @@ import (
 // fleet, docs/fleet.md).
 func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("fleet: %w: want init, add, rm, ls or revoke", errUsage)
+		return fmt.Errorf("fleet: %w: want init, creds, add, rm, ls or revoke", errUsage)
 	}
 	sub := args[0]
 	switch sub {
@@ -27,9 +27,11 @@ func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmdFleetInit(args[1:], stdout, stderr)
 	case "revoke":
 		return cmdFleetRevoke(ctx, args[1:], stdout, stderr)
+	case "creds":
+		return cmdFleetCreds(args[1:], stdout, stderr)
 	case "add", "rm", "ls":
 	default:
-		return fmt.Errorf("fleet: %w: %q: want init, add, rm, ls or revoke", errUsage, sub)
+		return fmt.Errorf("fleet: %w: %q: want init, creds, add, rm, ls or revoke", errUsage, sub)
 	}
 	fs := flag.NewFlagSet("physd fleet "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -155,6 +157,51 @@ func cmdFleetInit(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "hub nodes: include %s and a full resolver (docs/fleet.md)\n", filepath.Join(is.Dir, fleet.HubAccountsConf))
 	fmt.Fprintf(stdout, "operator: %s; subscribers (read-only): %s; account updates: %s\n",
 		filepath.Join(is.Dir, fleet.OperatorCreds), filepath.Join(is.Dir, fleet.SubscriberCreds), filepath.Join(is.Dir, fleet.SysCreds))
+	return nil
+}
+
+// cmdFleetCreds is `physd fleet creds --keys DIR BOARD...`: each board's
+// credentials, issued without touching the hub (physd fleet add --keys
+// issues them too); --subscriber FILE issues read-only credentials.
+func cmdFleetCreds(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("physd fleet creds", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keys := fs.String("keys", "", "the operator's keys (physd fleet init)")
+	domain := fs.String("domain", "", "the board's JetStream domain (default its name; one board only)")
+	subscriber := fs.String("subscriber", "", "instead: read-only credentials for the aggregate stream, written to this file")
+	stream := fs.String("stream", fleet.DefaultStream, "with --subscriber: the aggregate stream")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("fleet creds: %w: %w", errUsage, err)
+	}
+	switch {
+	case *keys == "":
+		return fmt.Errorf("fleet creds: %w: want --keys DIR", errUsage)
+	case *subscriber == "" && fs.NArg() == 0:
+		return fmt.Errorf("fleet creds: %w: name one or more boards, or --subscriber FILE", errUsage)
+	case *subscriber != "" && fs.NArg() > 0:
+		return fmt.Errorf("fleet creds: %w: --subscriber or boards, not both", errUsage)
+	case *domain != "" && fs.NArg() != 1:
+		return fmt.Errorf("fleet creds: %w: --domain goes with one board", errUsage)
+	}
+	is, err := fleet.LoadIssuer(*keys)
+	if err != nil {
+		return err
+	}
+	if *subscriber != "" {
+		path, err := is.IssueSubscriber(*stream, *subscriber)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "subscriber (read-only, %s): credentials %s\n", *stream, path)
+		return nil
+	}
+	for _, b := range fs.Args() {
+		path, err := is.IssueBoard(b, *domain)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: credentials %s (copy to the board; nats.embedded.leafnodes.credentials_file)\n", b, path)
+	}
 	return nil
 }
 

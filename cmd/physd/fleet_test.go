@@ -16,9 +16,11 @@ func TestFleetBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "want init, add, rm, ls or revoke"},
-		{[]string{"join"}, "want init, add, rm, ls or revoke"},
+		{nil, "want init, creds, add, rm, ls or revoke"},
+		{[]string{"join"}, "want init, creds, add, rm, ls or revoke"},
 		{[]string{"init"}, "want --keys DIR"},
+		{[]string{"creds", "b1"}, "want --keys DIR"},
+		{[]string{"creds", "--keys", "k"}, "name one or more boards"},
 		{[]string{"revoke", "b1"}, "want --keys DIR and one or more boards"},
 		{[]string{"rm", "--keys", "k", "b1"}, "--keys goes with add"},
 		{[]string{"add"}, "name one or more boards"},

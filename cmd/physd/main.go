@@ -7,7 +7,7 @@
 //	physd run [flags]                the daemon
 //	physd watch [flags] [CAMERA]     print estimates as they arrive
 //	physd alerts [flags]             hand each alert to a command or webhook
-//	physd fleet init|add|rm|ls|revoke [flags] [BOARD...]  a hub's accounts and its aggregate stream of every board
+//	physd fleet init|creds|add|rm|ls|revoke [flags] [BOARD...]  a hub's accounts and its aggregate stream of every board
 //	physd config check FILE          validate a configuration file
 //	physd sim [flags] OUT.mp4...     render synthetic videos with known physics
 //	physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one or more videos
@@ -104,7 +104,7 @@ Commands:
                                    print estimates and alerts as they arrive (--fleet: every board, from a hub)
   physd alerts [--nats URL] --exec CMD | --webhook URL
                                    hand each alert to a command or webhook, exactly once, retried, dead-lettered
-  physd fleet init|add|rm|ls|revoke [--nats HUB] [--keys DIR] [BOARD...]
+  physd fleet init|creds|add|rm|ls|revoke [--nats HUB] [--keys DIR] [BOARD...]
                                    on a hub: accounts, board credentials, revocation, and the aggregate
                                    stream sourcing every board's stream (docs/fleet.md)
   physd config check FILE          validate a configuration file
