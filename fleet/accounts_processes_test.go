@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/physd/physd/daemon"
 	"github.com/physd/physd/internal/physdtest"
 	"github.com/physd/physd/wire"
 )
@@ -41,6 +42,16 @@ leafnodes {
   remotes: [ { urls: [%s], credentials: %q } ]
 }
 `, name, port, store, name, strings.Join(urls, ", "), creds)
+}
+
+// nkeyFile is the connection option of the nkey seed in path.
+func nkeyFile(t *testing.T, path string) nats.Option {
+	t.Helper()
+	o, err := nats.NkeyOptionFromSeed(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // runPhysd runs the physd binary to its end (within 40 s) and returns
@@ -142,9 +153,11 @@ func TestFleetAccounts(t *testing.T) {
 	creds := func(b string) string { return filepath.Join(keys, BoardsDir, b+".creds") }
 
 	boards := map[string]*physdtest.Process{}
+	boardPort := map[string]int{}
 	for i, b := range honest {
 		conf := filepath.Join(dir, b+".yaml")
-		if err := os.WriteFile(conf, []byte(boardConf(b, physdtest.FreePort(t), hub, i+1, creds(b))), 0o600); err != nil {
+		boardPort[b] = physdtest.FreePort(t)
+		if err := os.WriteFile(conf, []byte(boardConf(b, boardPort[b], hub, i+1, creds(b))), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		boards[b] = physdtest.Start(t, b, physdBin, []string{"run", "--quiet", "--config", conf, "--state-dir", filepath.Join(dir, b+"-state")})
@@ -441,10 +454,15 @@ func TestFleetAccounts(t *testing.T) {
 		t.Logf("overheard: %v", heard)
 	}
 
-	// The honest boards' streams and the aggregate are whole: the
-	// operator reads b1's stream across its domain (first sequence 1).
+	// The honest boards' streams are whole: on each board, with its own
+	// subscriber's key, the stream starts at sequence 1.
 	for _, b := range honest {
-		bjs, err := jetstream.NewWithDomain(op, b)
+		bnc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", boardPort[b]),
+			nkeyFile(t, daemon.SubscriberSeed(filepath.Join(dir, b+"-state"))))
+		if err != nil {
+			fail("%s's own server: %v", b, err)
+		}
+		bjs, err := jetstream.New(bnc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -452,16 +470,29 @@ func TestFleetAccounts(t *testing.T) {
 		s, err := bjs.Stream(ictx, DefaultBoardStream)
 		icancel()
 		if err != nil {
-			fail("operator: %s's stream across its domain: %v", b, err)
+			fail("%s's stream on the board: %v", b, err)
 		}
 		if st := s.CachedInfo().State; st.FirstSeq != 1 || st.Msgs == 0 {
 			fail("%s's stream: first sequence %d, %d messages: not whole", b, st.FirstSeq, st.Msgs)
+		} else {
+			t.Logf("%s's stream on the board after the attacks: sequences %d to %d, %d messages", b, st.FirstSeq, st.LastSeq, st.Msgs)
 		}
+		bnc.Close()
+	}
+	if n := aggregated(); n == 0 {
+		fail("the aggregate is empty after the attacks")
 	}
 
 	// The subscriber's credentials read and delete nothing; a board's do
 	// not make a client.
-	sub, err := nats.Connect(hubURL, nats.UserCredentials(filepath.Join(keys, SubscriberCreds)))
+	violations := make(chan error, 8)
+	sub, err := nats.Connect(hubURL, nats.UserCredentials(filepath.Join(keys, SubscriberCreds)),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			select {
+			case violations <- err:
+			default:
+			}
+		}))
 	if err != nil {
 		fail("subscriber: %v", err)
 	}
@@ -470,17 +501,32 @@ func TestFleetAccounts(t *testing.T) {
 	if _, err := subJS.Stream(rctx, DefaultStream); err != nil {
 		fail("subscriber: stream info: %v", err)
 	}
+	rcancel()
+	violation := func() error {
+		select {
+		case err := <-violations:
+			return err
+		case <-time.After(time.Second):
+			return nil
+		}
+	}
+	rctx, rcancel = context.WithTimeout(ctx, 2*time.Second)
 	err = subJS.DeleteStream(rctx, DefaultStream)
-	t.Logf("REFUSED %-62s %v", "subscriber: delete "+DefaultStream+":", err)
+	rcancel()
+	t.Logf("REFUSED %-62s %v (%v)", "subscriber: delete "+DefaultStream+":", err, violation())
 	if err == nil {
 		fail("subscriber deleted the aggregate")
 	}
+	rctx, rcancel = context.WithTimeout(ctx, 2*time.Second)
 	_, err = sub.RequestWithContext(rctx, "$JS.API.STREAM.PURGE."+DefaultStream, nil)
-	t.Logf("REFUSED %-62s %v", "subscriber: purge "+DefaultStream+":", err)
+	rcancel()
+	t.Logf("REFUSED %-62s %v (%v)", "subscriber: purge "+DefaultStream+":", err, violation())
 	if err == nil {
 		fail("subscriber purged the aggregate")
 	}
-	rcancel()
+	if n := aggregated(); n == 0 {
+		fail("the aggregate is empty after the subscriber's attempts")
+	}
 	sub.Close()
 	_, err = nats.Connect(hubURL, nats.UserCredentials(creds("b1")), nats.Timeout(3*time.Second))
 	refusal("b1's credentials as a client connection", err)
@@ -555,20 +601,24 @@ func TestFleetAccounts(t *testing.T) {
 		fail("after the outage, boards connected to the hub: %v, want %v", connected(hub...), honestAll)
 	}
 
-	// Produced: every certified estimate each honest board logged.
-	produced := map[string]bool{}
-	perBoard := map[string]int{}
-	for _, b := range honest {
-		for _, r := range boards[b].Log.Records("certified estimate") {
-			s, err1 := time.Parse(time.RFC3339Nano, r.Str("window_start"))
-			e, err2 := time.Parse(time.RFC3339Nano, r.Str("window_end"))
-			if err1 != nil || err2 != nil {
-				t.Fatalf("%s: certified estimate log line without its window: %v", b, r)
+	// Produced: every certified estimate each honest board logged (up to
+	// now, and again after reading the aggregate, for the forged check).
+	logged := func() (map[string]bool, map[string]int) {
+		produced, perBoard := map[string]bool{}, map[string]int{}
+		for _, b := range honest {
+			for _, r := range boards[b].Log.Records("certified estimate") {
+				s, err1 := time.Parse(time.RFC3339Nano, r.Str("window_start"))
+				e, err2 := time.Parse(time.RFC3339Nano, r.Str("window_end"))
+				if err1 != nil || err2 != nil {
+					t.Fatalf("%s: certified estimate log line without its window: %v", b, r)
+				}
+				produced[estimateKey(b, r.Str("camera"), s, e)] = true
+				perBoard[b]++
 			}
-			produced[estimateKey(b, r.Str("camera"), s, e)] = true
-			perBoard[b]++
 		}
+		return produced, perBoard
 	}
+	produced, perBoard := logged()
 	var received map[string]int
 	var forgedN, refusedN int
 	read := func() bool {
@@ -579,7 +629,7 @@ func TestFleetAccounts(t *testing.T) {
 			t.Logf("reading the aggregate: %v", err)
 			return false
 		}
-		received, forgedN, refusedN = map[string]int{}, 0, 0
+		received, refusedN = map[string]int{}, 0
 		for _, m := range msgs {
 			board, _, _ := ParseSubject(m.Subject())
 			if err := CheckClaim(m.Subject(), m.Headers().Get(nats.MsgIdHdr), m.Data()); err != nil {
@@ -596,11 +646,7 @@ func TestFleetAccounts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("aggregate %s: %v", m.Subject(), err)
 			}
-			k := estimateKey(e.Node, e.Camera, e.WindowStart, e.WindowEnd)
-			if !produced[k] {
-				forgedN++
-			}
-			received[k]++
+			received[estimateKey(e.Node, e.Camera, e.WindowStart, e.WindowEnd)]++
 		}
 		for k := range produced {
 			if received[k] == 0 {
@@ -611,11 +657,17 @@ func TestFleetAccounts(t *testing.T) {
 	}
 	caughtUp := until(ctx, 2*time.Minute, read)
 	catchUp := time.Since(back)
+	// Forged: an honest board's estimate that the board never logged
+	// (its log read again, now that the aggregate is read).
+	everLogged, _ := logged()
 	dups, lost, got := 0, 0, 0
 	for k, n := range received {
 		dups += n - 1
 		if produced[k] {
 			got++
+		}
+		if !everLogged[k] {
+			forgedN++
 		}
 	}
 	for k := range produced {
