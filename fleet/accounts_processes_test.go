@@ -356,8 +356,14 @@ func TestFleetAccounts(t *testing.T) {
 	// Own messages: its stream, as a board has, with one honest estimate
 	// and two that claim to be b1's (a copy of one of b1's, and one made
 	// up with a b1 id).
-	b1msgs, err := physdtest.StreamMessages(ctx, op, DefaultStream, Subject("b1", "physd.*.estimate"))
-	if err != nil || len(b1msgs) == 0 {
+	var b1msgs []jetstream.Msg
+	if !until(ctx, 20*time.Second, func() bool {
+		b1msgs, err = physdtest.StreamMessages(ctx, op, DefaultStream, Subject("b1", "physd.*.estimate"))
+		if err != nil {
+			t.Logf("operator: reading b1's estimates in the aggregate: %v", err)
+		}
+		return err == nil && len(b1msgs) > 0
+	}) {
 		fail("b1's estimates in the aggregate: %d, %v", len(b1msgs), err)
 	}
 	genuine, err := wire.DecodeEstimate(b1msgs[0].Data())
