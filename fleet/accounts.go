@@ -280,6 +280,14 @@ func (is *Issuer) IssueBoard(board, domain string) (string, error) {
 	return filepath.Join(is.Dir, path), nil
 }
 
+// BoardCreds is the path of the credentials last issued to board, and
+// whether there are any.
+func (is *Issuer) BoardCreds(board string) (string, bool) {
+	path := filepath.Join(is.Dir, BoardsDir, board+".creds")
+	_, err := os.Stat(path)
+	return path, err == nil
+}
+
 // IssueSubscriber issues read-only credentials for the aggregate stream
 // (SubscriberPermissions) to file (relative to the Issuer's directory,
 // unless absolute) and returns the path.

@@ -37,7 +37,7 @@ func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	urls := fs.String("nats", nats.DefaultURL, "the hub's NATS URL(s), comma-separated")
 	creds := fs.String("creds", "", "NATS credentials file (default with --keys: the operator's, KEYS/operator.creds)")
-	keys := fs.String("keys", "", "add: the operator's keys (physd fleet init): also issue each board's credentials")
+	keys := fs.String("keys", "", "add: the operator's keys (physd fleet init): also issue each board's credentials, unless it has some")
 	caFile := fs.String("tls-ca", "", "CA certificate file to verify the hub")
 	certFile := fs.String("tls-cert", "", "client certificate file (with --tls-key)")
 	keyFile := fs.String("tls-key", "", "client key file (with --tls-cert)")
@@ -80,6 +80,10 @@ func cmdFleet(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// The credentials first: a board can be given them before the
 		// hub is up.
 		for _, b := range boards {
+			if path, ok := is.BoardCreds(b.Name); ok {
+				fmt.Fprintf(stdout, "%s: credentials %s (issued before; physd fleet creds issues new ones)\n", b.Name, path)
+				continue
+			}
 			path, err := is.IssueBoard(b.Name, b.Domain)
 			if err != nil {
 				return err
