@@ -485,7 +485,7 @@ func TestFleetAccounts(t *testing.T) {
 		}
 		bnc.Close()
 	}
-	if n := aggregated(); n == 0 {
+	if !until(ctx, 10*time.Second, func() bool { return aggregated() > 0 }) {
 		fail("the aggregate is empty after the attacks")
 	}
 
@@ -530,7 +530,7 @@ func TestFleetAccounts(t *testing.T) {
 	if err == nil {
 		fail("subscriber purged the aggregate")
 	}
-	if n := aggregated(); n == 0 {
+	if !until(ctx, 10*time.Second, func() bool { return aggregated() > 0 }) {
 		fail("the aggregate is empty after the subscriber's attempts")
 	}
 	sub.Close()
