@@ -141,6 +141,10 @@ func Init(dir string) (*Issuer, error) {
 #   resolver { type: full, dir: "/var/lib/nats/jwt", allow_delete: false, interval: "2m" }
 operator: %q
 system_account: %s
+# Replies to the hub's own JetStream API requests (a source's consumer
+# creation) name the board's domain, $JSC.R.<domain>.…, so that each board's
+# credentials allow it to answer its own only (nats-server 2.14+).
+feature_flags: { js_api_reply_v2: true }
 resolver_preload: {
   # %s
   %s: %q
@@ -201,9 +205,10 @@ func BoardPermissions(board, domain string) jwt.Permissions {
 	var p jwt.Permissions
 	p.Pub.Allow.Add(
 		DeliverPrefix(board)+".>",
-		// Responses to the hub's JetStream API requests (nats-server's
-		// $JSC.R.<random> reply subjects).
-		"$JSC.R.>",
+		// Responses to the hub's JetStream API requests to the board's
+		// domain: $JSC.R.<domain>.<account>.<stream>.<consumer>.<random>
+		// with the hub's js_api_reply_v2 (HubAccountsConf sets it).
+		"$JSC.R."+domain+".>",
 	)
 	p.Sub.Allow.Add(
 		"$JS."+domain+".API.>",
