@@ -15,6 +15,12 @@
 // are transformed on the way in to fleet.<board>.<prefix>.<camera>.<kind>,
 // so a consumer of the aggregate stream can filter by board; the messages
 // also carry the board in their "node" field and in their Nats-Msg-Id.
+//
+// On a hub with accounts (accounts.go), each board is a user of its own
+// whose credentials let its leaf node connection carry its own domain's
+// API and its own deliveries only, so the board in the subject is the one
+// the credentials prove; a message's "node" and id are only its board's
+// claim (CheckClaim), and the aggregate does not deduplicate on the id.
 package fleet
 
 import (
