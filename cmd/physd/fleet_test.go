@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/physd/physd/alertsub"
 	"github.com/physd/physd/fleet"
 	"github.com/physd/physd/internal/physdtest"
 )
@@ -143,6 +144,14 @@ func TestFleetAccountsCLI(t *testing.T) {
 	}
 	if err := js.DeleteStream(ctx, fleet.DefaultStream); err == nil {
 		t.Error("subscriber deleted the aggregate")
+	}
+	// physd alerts' subscriber sets up (durable consumer, bucket of
+	// handled ids) with these credentials alone.
+	actx, acancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer acancel()
+	if _, err := alertsub.New(actx, nc, alertsub.Config{Stream: fleet.DefaultStream, Durable: "oncall",
+		Filters: []string{"fleet.*.physd.*.alert"}, Action: alertsub.Command{Line: "true"}}); err != nil {
+		t.Errorf("physd alerts with the subscriber's credentials: %v", err)
 	}
 
 	code, out, e = physd(t, "fleet", "revoke", "--keys", keys, "--nats", ns.ClientURL(), "b1")
