@@ -89,7 +89,7 @@ run: build
 # The fleet tests (fleet.TestFleetOutage: a 3-node hub cluster stopped for
 # 60 s and three boards, real processes, about 2 min; fleet.TestFleetAccounts:
 # the hub with accounts, a hostile board, a revocation and two of three hub
-# nodes down for 60 s, about 1 min 45 s) run with the rest.
+# nodes down for 60 s, about 2 min) run with the rest.
 test: test-deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /internal/chaos)

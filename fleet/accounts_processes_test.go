@@ -345,6 +345,7 @@ func TestFleetAccounts(t *testing.T) {
 
 	// 3. Source b1's stream and the aggregate into a stream of its own.
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	stolenAt := time.Now()
 	_, err = hjs.CreateStream(sctx, jetstream.StreamConfig{Name: "STOLEN", Storage: jetstream.FileStorage, Sources: []*jetstream.StreamSource{
 		{Name: DefaultBoardStream, External: &jetstream.ExternalStream{APIPrefix: "$JS.b1.API"}},
 		{Name: DefaultStream, External: &jetstream.ExternalStream{APIPrefix: "$JS.hub.API"}},
@@ -419,7 +420,10 @@ func TestFleetAccounts(t *testing.T) {
 	for _, si := range info.Sources {
 		var err error
 		if info.State.Msgs == 0 {
-			err = fmt.Errorf("STOLEN holds 0 messages; source error: %v", si.Error)
+			err = fmt.Errorf("STOLEN holds 0 messages after %v", time.Since(stolenAt).Round(time.Second))
+			if si.Error != nil {
+				err = fmt.Errorf("%w (source error: %v)", err, si.Error)
+			}
 		}
 		refusal(fmt.Sprintf("source %s via %s", si.Name, si.External.APIPrefix), err)
 	}
