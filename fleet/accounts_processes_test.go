@@ -409,7 +409,11 @@ func TestFleetAccounts(t *testing.T) {
 		}
 		refusal("claim b1's name ("+m.Headers().Get(nats.MsgIdHdr)+")", err)
 	}
-	// By now the sources have had 10 s and more.
+	// The sources have 10 s (a source tries its first consumer at once,
+	// and again within seconds when nobody answers).
+	if d := 10*time.Second - time.Since(stolenAt); d > 0 {
+		time.Sleep(d)
+	}
 	ictx, icancel := context.WithTimeout(ctx, 5*time.Second)
 	st, err := hjs.Stream(ictx, "STOLEN")
 	icancel()
