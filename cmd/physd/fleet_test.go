@@ -170,3 +170,16 @@ func TestFleetAccountsCLI(t *testing.T) {
 		t.Errorf("revoke b9: exit %d, err %q", code, e)
 	}
 }
+
+// TestWatchFleetNoStream: physd watch --fleet on a hub without the
+// aggregate stream fails at once (what it asks again for is a hub that
+// does not answer in time, not a stream that is not there).
+func TestWatchFleetNoStream(t *testing.T) {
+	ns := physdtest.StartNATS(t, &server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, JetStream: true,
+		StoreDir: filepath.Join(t.TempDir(), "js"), NoSigs: true, NoLog: true})
+	start := time.Now()
+	code, _, e := physd(t, "watch", "--fleet", "--nats", ns.ClientURL(), "-n", "1")
+	if code == exitOK || !strings.Contains(e, "stream not found") || time.Since(start) > 5*time.Second {
+		t.Errorf("exit %d after %v, stderr %q; want a failure at once, stream not found", code, time.Since(start), e)
+	}
+}
