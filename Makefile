@@ -86,8 +86,10 @@ run: build
 # test runs the chaos tests on their own after the rest (their pace
 # comparisons want the machine to themselves), in their short form, and
 # every fuzz target briefly.
-# The fleet test (fleet.TestFleetOutage: a 3-node hub cluster stopped for
-# 60 s and three boards, real processes, about 2 min) runs with the rest.
+# The fleet tests (fleet.TestFleetOutage: a 3-node hub cluster stopped for
+# 60 s and three boards, real processes, about 2 min; fleet.TestFleetAccounts:
+# the hub with accounts, a hostile board, a revocation and two of three hub
+# nodes down for 60 s, about 2 min) run with the rest.
 test: test-deps
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /internal/chaos)

@@ -2,6 +2,7 @@ package alertsub
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -138,6 +139,18 @@ func TestDecodeAlert(t *testing.T) {
 	d, err := decodeAlert("physd.a.z.alert", hdr, []byte(`{"schema":"physd.alert/v1","camera":"a","zone":"z","state":"cleared"}`))
 	if err != nil || d.State != "cleared" || d.Zone != "z" || d.ID != "x" {
 		t.Errorf("%+v %v", d, err)
+	}
+	// From a hub's aggregate: the board in the subject must be the one
+	// the alert names, in its node and its id.
+	for _, tc := range []struct {
+		id, node string
+		ok       bool
+	}{{"b1.a.alert.1.2", "b1", true}, {"b1.a.alert.1.2", "b3", false}, {"b3.a.alert.1.2", "b1", false}, {"b1.a.alert.1.2", "", false}} {
+		data := fmt.Sprintf(`{"schema":"physd.alert/v1","node":%q,"camera":"a","state":"raised"}`, tc.node)
+		_, err := decodeAlert("fleet.b1.physd.a.alert", map[string][]string{"Nats-Msg-Id": {tc.id}}, []byte(data))
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "came from board b1")) {
+			t.Errorf("fleet.b1 alert, id %s, node %q: %v", tc.id, tc.node, err)
+		}
 	}
 }
 

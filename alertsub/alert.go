@@ -3,6 +3,7 @@ package alertsub
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -49,6 +50,21 @@ func decodeAlert(subject string, hdr nats.Header, data []byte) (Delivery, error)
 	case a.State != wire.AlertRaised && a.State != wire.AlertCleared:
 		return d, fmt.Errorf("alert %s on %s: field state: %q, want raised or cleared", d.ID, subject, a.State)
 	}
+	// On a hub's aggregate stream (fleet.<board>.…, docs/fleet.md) the
+	// board is the subject's, which its credentials prove: an alert that
+	// claims another board, in its node or its id, is refused
+	// (dead-lettered, its action not run, its id not recorded as
+	// handled, where it could stand in for the real board's alert).
+	if rest, ok := strings.CutPrefix(subject, fleetRoot+"."); ok {
+		board, _, _ := strings.Cut(rest, ".")
+		if a.Node != board || !strings.HasPrefix(d.ID, board+".") {
+			return d, fmt.Errorf("alert %s on %s: claims node %q, but came from board %s", d.ID, subject, a.Node, board)
+		}
+	}
 	d.State, d.Camera, d.Zone = string(a.State), a.Camera, a.Zone
 	return d, nil
 }
+
+// fleetRoot is the first token of a hub's aggregate subjects
+// (fleet.SubjectRoot; that package's tests import this one).
+const fleetRoot = "fleet"

@@ -15,6 +15,12 @@
 // are transformed on the way in to fleet.<board>.<prefix>.<camera>.<kind>,
 // so a consumer of the aggregate stream can filter by board; the messages
 // also carry the board in their "node" field and in their Nats-Msg-Id.
+//
+// On a hub with accounts (accounts.go), each board is a user of its own
+// whose credentials let its leaf node connection carry its own domain's
+// API and its own deliveries only, so the board in the subject is the one
+// the credentials prove; a message's "node" and id are only its board's
+// claim (CheckClaim), and the aggregate does not deduplicate on the id.
 package fleet
 
 import (
@@ -158,7 +164,7 @@ func ParseSubject(subject string) (board, boardSubject string, ok bool) {
 func Source(b Board) jetstream.StreamSource {
 	return jetstream.StreamSource{
 		Name:     b.Stream,
-		External: &jetstream.ExternalStream{APIPrefix: "$JS." + b.Domain + ".API"},
+		External: &jetstream.ExternalStream{APIPrefix: "$JS." + b.Domain + ".API", DeliverPrefix: DeliverPrefix(b.Name)},
 		SubjectTransforms: []jetstream.SubjectTransformConfig{{
 			Source: b.Prefix + ".>", Destination: Subject(b.Name, b.Prefix+".>"),
 		}},
@@ -205,9 +211,12 @@ func (h *Hub) Add(ctx context.Context, boards ...Board) error {
 			Storage:     jetstream.FileStorage,
 			Replicas:    h.opts.Replicas,
 			MaxAge:      h.opts.MaxAge,
-			// Deduplicates on Nats-Msg-Id (<node>.<camera>.<kind>.…) over
-			// the window physd's boards use.
-			Duplicates: 10 * time.Minute,
+			// No deduplication on Nats-Msg-Id (0 disables it on a stream
+			// with sources): sourcing copies each board's messages once by
+			// their sequence, and a board's Nats-Msg-Id is only its claim,
+			// which must not suppress another board's message of the same
+			// id (docs/fleet.md, "Accounts").
+			Duplicates: 0,
 		}
 		for _, b := range add {
 			cfg.Sources = append(cfg.Sources, ptr(Source(b)))
@@ -225,6 +234,9 @@ func (h *Hub) Add(ctx context.Context, boards ...Board) error {
 		// that the leaf node connections carry, a second copy of each.
 		return fmt.Errorf("fleet add: stream %s has subjects %v; the aggregate stream must get messages only by sourcing", h.opts.Stream, cfg.Subjects)
 	}
+	// Deduplication off (above), also on a stream made by an earlier
+	// version.
+	cfg.Duplicates = 0
 	for _, b := range add {
 		src := ptr(Source(b))
 		i := slices.IndexFunc(cfg.Sources, func(s *jetstream.StreamSource) bool {

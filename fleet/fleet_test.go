@@ -279,3 +279,68 @@ func TestParseSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestAddTurnsDeduplicationOff: an aggregate made with a duplicate window
+// (as an earlier version did) has none after Add, and a new one has none
+// from the start, so that no board's claimed Nats-Msg-Id can make the hub
+// drop another board's message: board b3 stores estimates with b1's ids
+// (the same windows), and the aggregate keeps b1's all the same, under
+// fleet.b1, and b3's under fleet.b3. The earlier version's source of b1
+// (without a deliver prefix) resumes where it was: b1's estimates once.
+func TestAddTurnsDeduplicationOff(t *testing.T) {
+	hubJS, boards := hubAndBoards(t, "b1", "b3")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const n = 5
+	publish(t, boards["b3"], "b1", "cam", n) // b3 claims b1's ids, first
+	publish(t, boards["b1"], "b1", "cam", n)
+	// OLD: b1 sourced as an earlier version did (no deliver prefix, a
+	// duplicate window), its n estimates copied before the upgrade; Add
+	// must resume it, not copy them again.
+	old := Source(Board{Name: "b1", Domain: "b1", Stream: DefaultBoardStream, Prefix: DefaultPrefix})
+	old.External.DeliverPrefix = ""
+	if _, err := hubJS.CreateStream(ctx, jetstream.StreamConfig{Name: "OLD", Duplicates: 10 * time.Minute,
+		Sources: []*jetstream.StreamSource{&old}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s, err := hubJS.Stream(ctx, "OLD")
+		if err != nil {
+			t.Fatalf("OLD: %v", err)
+		}
+		if s.CachedInfo().State.Msgs == n {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, name := range []string{"OLD", "NEW"} {
+		if err := New(hubJS, Options{Stream: name}).Add(ctx, Board{Name: "b1"}, Board{Name: "b3"}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := hubJS.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := s.CachedInfo().Config.Duplicates; d != 0 {
+			t.Errorf("%s: duplicate window %v after Add, want 0", name, d)
+		}
+		for !t.Failed() {
+			info, err := s.Info(ctx)
+			if err != nil {
+				t.Fatalf("%s: %v (%d messages)", name, err, info.State.Msgs)
+			}
+			if info.State.Msgs >= 2*n {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // time for a copy too many
+		msgs, err := physdtest.StreamMessages(ctx, hubJS.Conn(), name, Subject("b1", ">"))
+		if err != nil || len(msgs) != n {
+			t.Errorf("%s: b1's estimates: %d, %v; want %d", name, len(msgs), err, n)
+		}
+		if all, err := physdtest.StreamMessages(ctx, hubJS.Conn(), name, ">"); err != nil || len(all) != 2*n {
+			t.Errorf("%s: %d messages, %v; want %d", name, len(all), err, 2*n)
+		}
+	}
+}

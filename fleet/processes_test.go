@@ -62,13 +62,18 @@ leafnodes {
 }
 
 // boardConf is a board's physd configuration: a named node whose
-// embedded server is a leaf node of every hub node, one synthetic
+// embedded server is a leaf node of every hub node (with the credentials
+// file creds, unless empty), one synthetic
 // pendulum camera named "pend" on every board (the same camera name on
 // each, as the ids must cope with).
-func boardConf(name string, port int, hub []hubNode, seed int) string {
+func boardConf(name string, port int, hub []hubNode, seed int, creds string) string {
 	var urls []string
 	for _, h := range hub {
 		urls = append(urls, fmt.Sprintf("%q", fmt.Sprintf("nats-leaf://127.0.0.1:%d", h.leaf)))
+	}
+	leaf := "urls: [" + strings.Join(urls, ", ") + "]"
+	if creds != "" {
+		leaf += fmt.Sprintf(", credentials_file: %q", creds)
 	}
 	return fmt.Sprintf(`node: {name: %s}
 log: {level: info, format: json}
@@ -77,12 +82,12 @@ nats:
   embedded:
     listen: "127.0.0.1:%d"
     jetstream: true
-    leafnodes: {urls: [%s]}
+    leafnodes: {%s}
   reconnect_wait: 250ms
 windows: {hop: 2s}
 cameras:
   - {name: pend, source: {kind: synthetic, synthetic: {seed: %d}}}
-`, name, port, strings.Join(urls, ", "), seed)
+`, name, port, leaf, seed)
 }
 
 // leafz returns the names of the leaf nodes connected to a hub node ("" and
@@ -186,7 +191,7 @@ func TestFleetOutage(t *testing.T) {
 	boards := map[string]*physdtest.Process{}
 	for i, b := range boardNames {
 		conf := filepath.Join(dir, b+".yaml")
-		if err := os.WriteFile(conf, []byte(boardConf(b, physdtest.FreePort(t), hub, i+1)), 0o600); err != nil {
+		if err := os.WriteFile(conf, []byte(boardConf(b, physdtest.FreePort(t), hub, i+1, "")), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		boards[b] = physdtest.Start(t, b, physdBin, []string{"run", "--quiet", "--config", conf, "--state-dir", filepath.Join(dir, b+"-state")})

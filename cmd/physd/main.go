@@ -7,7 +7,7 @@
 //	physd run [flags]                the daemon
 //	physd watch [flags] [CAMERA]     print estimates as they arrive
 //	physd alerts [flags]             hand each alert to a command or webhook
-//	physd fleet add|rm|ls [flags] [BOARD...]  the hub's aggregate stream of every board
+//	physd fleet init|creds|add|rm|ls|revoke [flags] [BOARD...]  a hub's accounts and its aggregate stream of every board
 //	physd config check FILE          validate a configuration file
 //	physd sim [flags] OUT.mp4...     render synthetic videos with known physics
 //	physd estimate [flags] VIDEO...  estimate (γ1, γ0) from one or more videos
@@ -104,8 +104,9 @@ Commands:
                                    print estimates and alerts as they arrive (--fleet: every board, from a hub)
   physd alerts [--nats URL] --exec CMD | --webhook URL
                                    hand each alert to a command or webhook, exactly once, retried, dead-lettered
-  physd fleet add|rm|ls [--nats HUB] [BOARD...]
-                                   on a hub: the aggregate stream sourcing every board's stream (docs/fleet.md)
+  physd fleet init|creds|add|rm|ls|revoke [--nats HUB] [--keys DIR] [BOARD...]
+                                   on a hub: accounts, board credentials, revocation, and the aggregate
+                                   stream sourcing every board's stream (docs/fleet.md)
   physd config check FILE          validate a configuration file
   physd reload [--config FILE] PID check FILE, then send the daemon (PID) SIGHUP: the unit's ExecReload
   physd sim [flags] OUT.mp4...     render synthetic videos with known physics (H.264)

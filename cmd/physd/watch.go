@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// message returns.
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		stop, err := consumeNew(cctx, nc, *stream, subjects, msgs)
+		stop, err := consumeNew(cctx, nc, *stream, subjects, msgs, stderr)
 		if err != nil {
 			return err
 		}
@@ -183,6 +184,13 @@ func cmdWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			subj := m.Subject
 			if *fleetMode {
+				// The board is the one in the subject (its credentials'
+				// on a hub with accounts); a message claiming another is
+				// refused.
+				if err := fleet.CheckClaim(subj, m.Header.Get(nats.MsgIdHdr), m.Data); err != nil {
+					fmt.Fprintf(stderr, "refused: %v\n", err)
+					continue
+				}
 				if _, s, ok := fleet.ParseSubject(subj); ok {
 					subj = s
 				}
@@ -242,21 +250,37 @@ func messageNode(data []byte) string {
 
 // consumeNew sends the messages that arrive in stream on subjects, from
 // now on, to msgs, through an ordered consumer (which recreates itself
-// after a hub outage, without gaps); stop ends it.
-func consumeNew(ctx context.Context, nc *nats.Conn, stream string, subjects []string, msgs chan<- *nats.Msg) (stop func(), err error) {
+// after a hub outage, without gaps); stop ends it. What it retries it
+// says on stderr.
+func consumeNew(ctx context.Context, nc *nats.Conn, stream string, subjects []string, msgs chan<- *nats.Msg, stderr io.Writer) (stop func(), err error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("watch: jetstream: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cons, err := js.OrderedConsumer(cctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverNewPolicy})
-	if err != nil {
-		return nil, fmt.Errorf("watch: stream %s: %w", stream, err)
+	// A hub that does not answer in time (its stream's leader being
+	// elected, a node away) is asked again for a minute; a stream that is
+	// not there is an error at once.
+	var cons jetstream.Consumer
+	for giveUp := time.Now().Add(time.Minute); ; {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		cons, err = js.OrderedConsumer(cctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects, DeliverPolicy: jetstream.DeliverNewPolicy})
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil || time.Now().After(giveUp) {
+			return nil, fmt.Errorf("watch: stream %s: %w", stream, err)
+		}
+		fmt.Fprintf(stderr, "watch: stream %s: %v; asking again\n", stream, err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("watch: stream %s: %w", stream, ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		select {
-		case msgs <- &nats.Msg{Subject: m.Subject(), Data: m.Data()}:
+		case msgs <- &nats.Msg{Subject: m.Subject(), Header: m.Headers(), Data: m.Data()}:
 		case <-ctx.Done():
 		}
 	})
