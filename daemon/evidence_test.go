@@ -36,6 +36,9 @@ func TestAlertEvidenceFromRTSP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams for tens of seconds")
 	}
+	if raceEnabled {
+		t.Skip("the race detector slows the estimator below the stream's rate")
+	}
 	if _, err := exec.LookPath("ffprobe"); err != nil {
 		t.Skip("ffprobe not installed")
 	}
