@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,32 +109,9 @@ func TestFleetAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hub := make([]hubNode, 3)
-	for i := range hub {
-		hub[i] = hubNode{name: fmt.Sprintf("hub-%d", i+1), client: physdtest.FreePort(t), cluster: physdtest.FreePort(t),
-			leaf: physdtest.FreePort(t), monitor: physdtest.FreePort(t)}
-	}
-	for i := range hub {
-		hub[i].conf = filepath.Join(dir, hub[i].name+".conf")
-		store := filepath.Join(dir, hub[i].name)
-		conf := hubConf(hub[i], hub, store) + fmt.Sprintf("include %s\nresolver { type: full, dir: %q, allow_delete: false, interval: \"2m\" }\n",
-			HubAccountsConf, filepath.Join(store, "jwt"))
-		if err := os.WriteFile(hub[i].conf, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	startHub := func(i int) {
-		t.Helper()
-		hub[i].proc = physdtest.Start(t, hub[i].name, natsBin, []string{"-c", hub[i].conf})
-		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-		defer wcancel()
-		if err := physdtest.WaitListening(wctx, "127.0.0.1:"+strconv.Itoa(hub[i].client)); err != nil {
-			t.Fatalf("%s: %v\n%s", hub[i].name, err, hub[i].proc.Log.String())
-		}
-	}
-	for i := range hub {
-		startHub(i)
-	}
+	hub, startHub := startHubCluster(ctx, t, dir, natsBin, func(store string) string {
+		return fmt.Sprintf("include %s\nresolver { type: full, dir: %q, allow_delete: false, interval: \"2m\" }\n", HubAccountsConf, filepath.Join(store, "jwt"))
+	})
 	var hubURLs []string
 	for _, h := range hub {
 		hubURLs = append(hubURLs, fmt.Sprintf("nats://127.0.0.1:%d", h.client))

@@ -34,6 +34,42 @@ type hubNode struct {
 	proc                           *physdtest.Process
 }
 
+// startHubCluster writes three hub nodes' configurations under dir (with
+// more appended to each, given its store directory; nil: nothing) and
+// starts them from natsBin; startHub starts node i again after a kill.
+func startHubCluster(ctx context.Context, t *testing.T, dir, natsBin string, more func(store string) string) (hub []hubNode, startHub func(i int)) {
+	t.Helper()
+	hub = make([]hubNode, 3)
+	for i := range hub {
+		hub[i] = hubNode{name: fmt.Sprintf("hub-%d", i+1), client: physdtest.FreePort(t), cluster: physdtest.FreePort(t),
+			leaf: physdtest.FreePort(t), monitor: physdtest.FreePort(t)}
+	}
+	for i := range hub {
+		hub[i].conf = filepath.Join(dir, hub[i].name+".conf")
+		store := filepath.Join(dir, hub[i].name)
+		conf := hubConf(hub[i], hub, store)
+		if more != nil {
+			conf += more(store)
+		}
+		if err := os.WriteFile(hub[i].conf, []byte(conf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startHub = func(i int) {
+		t.Helper()
+		hub[i].proc = physdtest.Start(t, hub[i].name, natsBin, []string{"-c", hub[i].conf})
+		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer wcancel()
+		if err := physdtest.WaitListening(wctx, "127.0.0.1:"+strconv.Itoa(hub[i].client)); err != nil {
+			t.Fatalf("%s: %v\n%s", hub[i].name, err, hub[i].proc.Log.String())
+		}
+	}
+	for i := range hub {
+		startHub(i)
+	}
+	return hub, startHub
+}
+
 // hubConf is a hub node's configuration: docs/hub/hub-N.conf on loopback
 // ports, without TLS or accounts.
 func hubConf(n hubNode, all []hubNode, store string) string {
@@ -159,29 +195,7 @@ func TestFleetOutage(t *testing.T) {
 	physdBin := physdtest.Build(t, dir, "github.com/physd/physd/cmd/physd")
 	natsBin := physdtest.Build(t, dir, "github.com/nats-io/nats-server/v2")
 
-	hub := make([]hubNode, 3)
-	for i := range hub {
-		hub[i] = hubNode{name: fmt.Sprintf("hub-%d", i+1), client: physdtest.FreePort(t), cluster: physdtest.FreePort(t),
-			leaf: physdtest.FreePort(t), monitor: physdtest.FreePort(t)}
-	}
-	for i := range hub {
-		hub[i].conf = filepath.Join(dir, hub[i].name+".conf")
-		if err := os.WriteFile(hub[i].conf, []byte(hubConf(hub[i], hub, filepath.Join(dir, hub[i].name))), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	startHub := func(i int) {
-		t.Helper()
-		hub[i].proc = physdtest.Start(t, hub[i].name, natsBin, []string{"-c", hub[i].conf})
-		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-		defer wcancel()
-		if err := physdtest.WaitListening(wctx, "127.0.0.1:"+strconv.Itoa(hub[i].client)); err != nil {
-			t.Fatalf("%s: %v\n%s", hub[i].name, err, hub[i].proc.Log.String())
-		}
-	}
-	for i := range hub {
-		startHub(i)
-	}
+	hub, startHub := startHubCluster(ctx, t, dir, natsBin, nil)
 	var hubURLs []string
 	for _, h := range hub {
 		hubURLs = append(hubURLs, fmt.Sprintf("nats://127.0.0.1:%d", h.client))
