@@ -158,15 +158,7 @@ func TestFleetAccounts(t *testing.T) {
 		}
 		t.Fatalf(format, args...)
 	}
-	connected := func(nodes ...hubNode) []string {
-		var all []string
-		for _, h := range nodes {
-			names, _ := leafz(ctx, h)
-			all = append(all, names...)
-		}
-		slices.Sort(all)
-		return all
-	}
+	connected := func(nodes ...hubNode) []string { return leafNames(ctx, nodes...) }
 	all := append(slices.Clone(honest), hostileName)
 	if !until(ctx, 40*time.Second, func() bool { return slices.Equal(connected(hub...), all) }) {
 		fail("boards connected to the hub: %v, want %v", connected(hub...), all)

@@ -34,6 +34,18 @@ type hubNode struct {
 	proc                           *physdtest.Process
 }
 
+// leafNames are the boards connected to the hub nodes as leaf nodes,
+// sorted (a node that does not answer adds none).
+func leafNames(ctx context.Context, nodes ...hubNode) []string {
+	var all []string
+	for _, h := range nodes {
+		names, _ := leafz(ctx, h)
+		all = append(all, names...)
+	}
+	slices.Sort(all)
+	return all
+}
+
 // startHubCluster writes three hub nodes' configurations under dir (with
 // more appended to each, given its store directory; nil: nothing) and
 // starts them from natsBin; startHub starts node i again after a kill.
@@ -222,15 +234,7 @@ func TestFleetOutage(t *testing.T) {
 		}
 		t.Fatalf(format, args...)
 	}
-	connected := func(nodes ...hubNode) []string {
-		var all []string
-		for _, h := range nodes {
-			names, _ := leafz(ctx, h)
-			all = append(all, names...)
-		}
-		slices.Sort(all)
-		return all
-	}
+	connected := func(nodes ...hubNode) []string { return leafNames(ctx, nodes...) }
 	if !until(ctx, 30*time.Second, func() bool { return slices.Equal(connected(hub...), boardNames) }) {
 		fail("boards connected to the hub: %v, want %v", connected(hub...), boardNames)
 	}
