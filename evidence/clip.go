@@ -70,7 +70,7 @@ func (c Clip) Span() (start, end time.Time) {
 	if len(c.Units) == 0 {
 		return
 	}
-	d := c.frameTicks()
+	d := frameTicks(c.decodeTimes())
 	return c.Units[c.shown()].Wall, c.Units[len(c.Units)-1].Wall.Add(time.Duration(d) * time.Second / stream.ClockRate)
 }
 
@@ -100,10 +100,9 @@ func (c Clip) decodeTimes() []int64 {
 	return sorted
 }
 
-// frameTicks is the clip's median frame interval in 90 kHz ticks (3000,
-// 30 fps, when it cannot tell).
-func (c Clip) frameTicks() int64 {
-	dts := c.decodeTimes()
+// frameTicks is the median interval of the decoding times dts in 90 kHz
+// ticks (3000, 30 fps, when it cannot tell).
+func frameTicks(dts []int64) int64 {
 	var steps []int64
 	for i := 1; i < len(dts); i++ {
 		if s := dts[i] - dts[i-1]; s > 0 {

@@ -28,7 +28,7 @@ func (c Clip) writeIVF(w io.Writer) error {
 	copy(h[8:], "VP80")
 	binary.LittleEndian.PutUint16(h[12:], width)
 	binary.LittleEndian.PutUint16(h[14:], height)
-	frame := c.frameTicks()
+	frame := frameTicks(c.decodeTimes())
 	t0 := c.Units[0].PTS
 	tick := func(pts int64) uint64 { return uint64((pts - t0 + frame/2) / frame) }
 	binary.LittleEndian.PutUint32(h[16:], stream.ClockRate) // time base: frame/90000 s

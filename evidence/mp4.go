@@ -25,7 +25,7 @@ func (c Clip) writeMP4(w io.Writer) error {
 	var vps, sps, pps []byte
 	samples := make([]*pmp4.Sample, len(c.Units))
 	dts := c.decodeTimes()
-	frame := c.frameTicks()
+	frame := frameTicks(dts)
 	for i, u := range c.Units {
 		var nalus h264.AnnexB
 		if err := nalus.Unmarshal(u.Data); err != nil {
