@@ -1,7 +1,6 @@
 package window
 
 import (
-	"slices"
 	"time"
 
 	"github.com/physd/physd/frame"
@@ -67,9 +66,9 @@ type Binner struct {
 	seq, lastIn int
 	lastTime    time.Duration
 	started     bool
-	// steps are the recent input steps (binGapSteps), for the nominal
-	// step gaps are judged against; gap marks one before the next bin.
-	steps []time.Duration
+	// steps are the recent input steps, for the nominal step gaps are
+	// judged against; gap marks one before the next bin.
+	steps recentSteps
 	gap   bool
 	// Dropped counts the input frames gathered but not consumed by a bin
 	// when binning started again.
@@ -97,14 +96,11 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	}
 	if b.started && f.Seq == b.lastIn+1 {
 		step := f.Time - b.lastTime
-		if nom := b.nominal(); nom > 0 && float64(step) > binMaxGap*float64(nom) {
+		if nom := b.steps.median(); nom > 0 && float64(step) > defaultMaxGap*float64(nom) {
 			b.restart()
 			b.gap = true
 		} else if step > 0 {
-			b.steps = append(b.steps, step)
-			if len(b.steps) > binGapSteps {
-				b.steps = b.steps[1:]
-			}
+			b.steps.add(step)
 		}
 	}
 	if len(b.acc) > 0 {
@@ -139,23 +135,6 @@ func (b *Binner) Push(f frame.Frame) (frame.Frame, bool) {
 	// The last N−1 frames are the next bin's first.
 	b.acc = append(b.acc[:0], b.acc[b.n:]...)
 	return out, true
-}
-
-// binMaxGap and binGapSteps are the Slicer's rule for a gap: a step
-// longer than 1.5 × the median of the last 31.
-const (
-	binMaxGap   = 1.5
-	binGapSteps = 31
-)
-
-// nominal is the median of the recent input steps (0: none yet).
-func (b *Binner) nominal() time.Duration {
-	if len(b.steps) == 0 {
-		return 0
-	}
-	c := slices.Clone(b.steps)
-	slices.Sort(c)
-	return c[len(c)/2]
 }
 
 // restart drops the frames gathered.

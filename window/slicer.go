@@ -84,8 +84,8 @@ type Break struct {
 type Slicer struct {
 	opt     SlicerOptions
 	buf     []frame.Frame
-	steps   []time.Duration // recent steps, for the nominal step
-	sinceWn int             // frames since the last emitted window
+	steps   recentSteps // for the nominal step
+	sinceWn int         // frames since the last emitted window
 	emitted bool
 	last    *frame.Frame
 	// Dropped counts duplicate frames dropped; Breaks counts breaks.
@@ -98,7 +98,7 @@ func NewSlicer(opt SlicerOptions) (*Slicer, error) {
 		return nil, err
 	}
 	if opt.MaxGap == 0 {
-		opt.MaxGap = 1.5
+		opt.MaxGap = defaultMaxGap
 	}
 	return &Slicer{opt: opt}, nil
 }
@@ -107,12 +107,7 @@ func (s *Slicer) nominal() time.Duration {
 	if s.opt.FPS > 0 {
 		return time.Duration(float64(time.Second) / s.opt.FPS)
 	}
-	if len(s.steps) == 0 {
-		return 0
-	}
-	c := slices.Clone(s.steps)
-	slices.Sort(c)
-	return c[len(c)/2]
+	return s.steps.median()
 }
 
 // Push adds a frame. It returns a window when one is complete, and a
@@ -135,10 +130,7 @@ func (s *Slicer) Push(f frame.Frame) (*Window, *Break) {
 			s.Dropped++
 			return nil, nil
 		default:
-			s.steps = append(s.steps, step)
-			if len(s.steps) > 31 {
-				s.steps = s.steps[1:]
-			}
+			s.steps.add(step)
 		}
 	}
 	fc := f
