@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -40,22 +41,46 @@ func (m Term) Hz() float64 { _, g0 := m.Gammas(); return math.Sqrt(g0) / (2 * ma
 // Zeta is the damping ratio γ1 / (2√γ0).
 func (m Term) Zeta() float64 { g1, g0 := m.Gammas(); return g1 / (2 * math.Sqrt(g0)) }
 
-// Model is a readout's fitted sum of mode terms and an offset.
+// Model is a readout's fitted sum of mode terms and an offset, and of the
+// readout's combination tones of the modes when fitted (FitReadout).
 type Model struct {
 	Terms  []Term
 	Offset float64
+	// Poly are the readout's coefficients c₂, c₃, … of g(u) = u + c₂u² +
+	// c₃u³ + … (FitReadout), nil for a linear readout (Fit).
+	Poly []float64
+	// Shift is, per term, how far its (γ1, γ0) move when g's degree is
+	// raised (FitReadout): the readout model's own uncertainty. nil from
+	// Fit.
+	Shift [][2]float64
+	// Nonlinear, when set, says why the readout was not read as a
+	// small-motion one (FitReadout): its gain is not bounded over the
+	// swing. The model is then Fit's.
+	Nonlinear string
 	// RMS is the residual's rms, with the fit's degrees of freedom taken
 	// out: √(Σ r² / (N − P)).
 	RMS float64
 }
 
-// At is the model at t seconds.
+// At is the model at t seconds, c + g(u(t)).
 func (m *Model) At(t float64) float64 {
-	v := m.Offset
+	g, _ := poly(m.Poly, m.U(t))
+	return m.Offset + g
+}
+
+// U is the modes' sum u(t) at t seconds.
+func (m *Model) U(t float64) float64 {
+	var u float64
 	for _, tm := range m.Terms {
-		v += tm.At(t)
+		u += tm.At(t)
 	}
-	return v
+	return u
+}
+
+// Slope is the readout's gain g'(u(t)) at t seconds (1 for a linear one).
+func (m *Model) Slope(t float64) float64 {
+	_, dg := poly(m.Poly, m.U(t))
+	return dg
 }
 
 // ErrFit reports a joint fit that could not be made.
@@ -90,16 +115,23 @@ func Fit(x []float64, dt float64, omegas []float64, zeta0 float64) (*Model, erro
 	if err := linearPart(th, x, dt); err != nil {
 		return nil, err
 	}
+	return model(levenberg(th, x, dt, 1), x, dt, 1), nil
+}
+
+// levenberg minimises S(θ) of the readout model of degree deg from th by
+// Levenberg–Marquardt and returns the minimiser.
+func levenberg(th, x []float64, dt float64, deg int) []float64 {
+	p, n := len(th), len(x)
 	r := make([]float64, n)
 	J := mat.NewDense(n, p, nil)
-	s := residual(r, th, x, dt)
+	s := residual(r, th, x, dt, deg)
 	lambda := 1e-3
 	var jtj mat.SymDense
 	jtr := mat.NewVecDense(p, nil)
 	trial := make([]float64, p)
 	rt := make([]float64, n)
 	for range fitIters {
-		jacobian(J, th, dt)
+		jacobian(J, th, dt, deg)
 		jtj.SymOuterK(1, J.T())
 		jtr.MulVec(J.T(), mat.NewVecDense(n, r))
 		improved := false
@@ -118,7 +150,7 @@ func Fit(x []float64, dt float64, omegas []float64, zeta0 float64) (*Model, erro
 			for d := range p {
 				trial[d] = th[d] + step.AtVec(d)
 			}
-			if st := residual(rt, trial, x, dt); st < s {
+			if st := residual(rt, trial, x, dt, deg); st < s {
 				rel := (s - st) / s
 				copy(th, trial)
 				copy(r, rt)
@@ -126,7 +158,7 @@ func Fit(x []float64, dt float64, omegas []float64, zeta0 float64) (*Model, erro
 				lambda = math.Max(lambda/10, 1e-12)
 				improved = true
 				if rel < fitTol {
-					return model(th, s, n), nil
+					return th
 				}
 				break
 			}
@@ -136,55 +168,87 @@ func Fit(x []float64, dt float64, omegas []float64, zeta0 float64) (*Model, erro
 			break
 		}
 	}
-	return model(th, s, n), nil
+	return th
 }
 
-func model(th []float64, s float64, n int) *Model {
-	k := (len(th) - 1) / 4
-	m := &Model{Offset: th[4*k], RMS: math.Sqrt(s / float64(max(n-len(th), 1)))}
+// model is the Model of θ for a readout of degree deg fitted to x.
+func model(th, x []float64, dt float64, deg int) *Model {
+	k := (len(th) - deg) / 4
+	r := make([]float64, len(x))
+	s := residual(r, th, x, dt, deg)
+	m := &Model{Offset: th[4*k], RMS: math.Sqrt(s / float64(max(len(x)-len(th), 1)))}
+	if deg > 1 {
+		m.Poly = slices.Clone(th[4*k+1:])
+	}
 	for i := range k {
 		m.Terms = append(m.Terms, Term{Sigma: th[4*i], Omega: math.Abs(th[4*i+1]), A: th[4*i+2], B: math.Copysign(1, th[4*i+1]) * th[4*i+3]})
 	}
 	return m
 }
 
-// residual writes r_n = x_n − model(t_n) and returns Σ r_n².
-func residual(r, th, x []float64, dt float64) float64 {
-	k := (len(th) - 1) / 4
+// residual writes r_n = x_n − c − g(u(t_n)) and returns Σ r_n², where u
+// is the sum of θ's terms and g(u) = u + c₂u² + … + c_deg u^deg.
+func residual(r, th, x []float64, dt float64, deg int) float64 {
+	k := (len(th) - deg) / 4
 	var s float64
 	for n := range x {
 		t := float64(n) * dt
-		v := th[4*k]
+		var u float64
 		for i := range k {
 			e := math.Exp(-th[4*i] * t)
 			sn, c := math.Sincos(th[4*i+1] * t)
-			v += e * (th[4*i+2]*c + th[4*i+3]*sn)
+			u += e * (th[4*i+2]*c + th[4*i+3]*sn)
 		}
-		r[n] = x[n] - v
+		g, _ := poly(th[4*k+1:], u)
+		r[n] = x[n] - th[4*k] - g
 		s += r[n] * r[n]
 	}
 	return s
 }
 
-// jacobian writes ∂model(t_n)/∂θ into J (N × P): for term i,
+// poly is g(u) = u + Σ_{d≥2} c_d u^d, c = (c₂, c₃, …), and g'(u).
+func poly(c []float64, u float64) (g, dg float64) {
+	g, dg = u, 1
+	pw := u // u^{d−1}
+	for d, cd := range c {
+		dg += float64(d+2) * cd * pw
+		pw *= u
+		g += cd * pw
+	}
+	return g, dg
+}
+
+// jacobian writes ∂model(t_n)/∂θ into J (N × P): for term i, with
+// g' = g'(u(t)),
 //
-//	∂/∂σ = −t e^{−σt}(a cos ωt + b sin ωt),  ∂/∂ω = t e^{−σt}(b cos ωt − a sin ωt),
-//	∂/∂a = e^{−σt} cos ωt,  ∂/∂b = e^{−σt} sin ωt,  ∂/∂c = 1.
-func jacobian(J *mat.Dense, th []float64, dt float64) {
+//	∂/∂σ = −g' t e^{−σt}(a cos ωt + b sin ωt),  ∂/∂ω = g' t e^{−σt}(b cos ωt − a sin ωt),
+//	∂/∂a = g' e^{−σt} cos ωt,  ∂/∂b = g' e^{−σt} sin ωt,  ∂/∂c = 1,  ∂/∂c_d = u^d.
+func jacobian(J *mat.Dense, th []float64, dt float64, deg int) {
 	n, _ := J.Dims()
-	k := (len(th) - 1) / 4
+	k := (len(th) - deg) / 4
 	for row := range n {
 		t := float64(row) * dt
+		var u float64
 		for i := range k {
 			e := math.Exp(-th[4*i] * t)
 			sn, c := math.Sincos(th[4*i+1] * t)
 			a, b := th[4*i+2], th[4*i+3]
+			u += e * (a*c + b*sn)
 			J.Set(row, 4*i, -t*e*(a*c+b*sn))
 			J.Set(row, 4*i+1, t*e*(b*c-a*sn))
 			J.Set(row, 4*i+2, e*c)
 			J.Set(row, 4*i+3, e*sn)
 		}
+		_, dg := poly(th[4*k+1:], u)
+		for col := range 4 * k {
+			J.Set(row, col, dg*J.At(row, col))
+		}
 		J.Set(row, 4*k, 1)
+		pw := u
+		for d := range deg - 1 {
+			pw *= u
+			J.Set(row, 4*k+1+d, pw)
+		}
 	}
 }
 

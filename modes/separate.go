@@ -60,14 +60,18 @@ type Mode struct {
 // Separate finds the modes of x, one clip of a readout sampled dt seconds
 // apart, and fits and certifies each on its own. It returns nil (and the
 // window's own analysis speaks for x) when x holds fewer than two
-// spectral lines. The modal coordinate of mode i is
+// spectral lines. The modes are fitted jointly through the readout's
+// static nonlinearity (FitReadout); the modal coordinate of mode i is
 //
-//	q_i(t) = x(t) − c − Σ_{j≠i} e^{−σ_j t}(a_j cos ω_j t + b_j sin ω_j t),
+//	q_i(t) = T_i(t) + (x(t) − c − g(u(t))) / g'(u(t))   (Model.Coordinate),
 //
-// the joint fit's other terms taken out; it is fitted over its first
-// Span samples (to where its envelope meets SpanFloor times the fit's
-// residual) as a free response (estimator.FitRuns, named name), its noise
-// the joint fit's residual rms.
+// for a linear readout x(t) − c − Σ_{j≠i} T_j(t), the joint fit's other
+// terms taken out; it is fitted over its first Span samples (to where its
+// envelope meets SpanFloor times the fit's residual) as a free response
+// (estimator.FitRuns, named name), its noise the joint fit's residual
+// rms, its covariance widened by how far the mode moves with g's degree
+// (Model.Shift). A readout whose gain is not bounded over the swing
+// (Model.Nonlinear) has its modes refused (window.CheckReadoutLinear).
 func Separate(ctx context.Context, name string, x []float64, dt float64, opt Options) ([]Mode, error) {
 	return SeparateClips(ctx, name, [][]float64{x}, dt, opt)
 }
@@ -98,7 +102,7 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 	fits := make([]*Model, len(xs))
 	var fitErr error
 	for c, x := range xs {
-		m, err := Fit(x, dt, omegas, startZeta)
+		m, err := FitReadout(x, dt, omegas, startZeta)
 		if err != nil {
 			fitErr = err
 			continue
@@ -134,6 +138,8 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 		var lat [][]float64
 		var runs estimator.Runs
 		var noise2, lastRMS float64
+		var shift [2]float64
+		var nonlinear string
 		span := 0
 		for c, m := range fits {
 			if m == nil {
@@ -145,19 +151,17 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 			}
 			n := spanOf(tm, m.RMS, dt, len(xs[c]))
 			q := make([]float64, n)
-			for j := range q {
-				t := float64(j) * dt
-				q[j] = xs[c][j] - m.Offset
-				for o, other := range m.Terms {
-					if o != i {
-						q[j] -= other.At(t)
-					}
-				}
-			}
+			m.Coordinate(q, xs[c], i, dt)
 			lat = append(lat, q)
 			runs.Clip, runs.First = append(runs.Clip, len(runs.Clip)), append(runs.First, 0)
 			noise2 += m.RMS * m.RMS
 			lastRMS = m.RMS
+			if m.Nonlinear != "" && nonlinear == "" {
+				nonlinear = m.Nonlinear
+			}
+			if m.Shift != nil {
+				shift[0], shift[1] = max(shift[0], m.Shift[i][0]), max(shift[1], m.Shift[i][1])
+			}
 			if c == strongest[i] {
 				span = n
 			}
@@ -176,11 +180,27 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 		if len(lat) == 1 {
 			r.Noise = lastRMS
 		}
+		widen(r, shift)
 		v := window.Certify(r, opt.Thresholds, nil)
 		v.Hold(window.CheckSeparated, false, CloseReason(sorted, k))
+		v.Hold(window.CheckReadoutLinear, false, nonlinear)
 		out = append(out, Mode{Index: k + 1, Term: terms[i], Result: r, Verdict: v, Span: span})
 	}
 	return out, nil
+}
+
+// widen adds the readout model's uncertainty, the shift of (γ1, γ0) when
+// g's degree is raised (Model.Shift), to r's covariance in quadrature and
+// derives r's physics again: a mode is as precise as its readout is
+// known.
+func widen(r *estimator.Result, shift [2]float64) {
+	if shift == [2]float64{} {
+		return
+	}
+	r.Cov[0][0] += shift[0] * shift[0]
+	r.Cov[1][1] += shift[1] * shift[1]
+	r.Sigma1, r.Sigma0 = math.Sqrt(r.Cov[0][0]), math.Sqrt(r.Cov[1][1])
+	r.Physics = estimator.Derive(r.Gamma1, r.Gamma0, r.Cov)
 }
 
 // clipLines are the spectral lines of every clip (window.DecayLines), the

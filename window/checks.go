@@ -50,13 +50,16 @@ const (
 	// CheckSeparated: a mode read from a readout of several stands
 	// apart from the others (package modes).
 	CheckSeparated = "separated"
+	// CheckReadoutLinear: the readout a mode was read from is a
+	// small-motion one, its gain bounded over the swing (package modes).
+	CheckReadoutLinear = "readout-linear"
 )
 
 // CheckNames are every check's name, in the order a verdict makes them.
 func CheckNames() []string {
 	return []string{CheckEstimate, CheckCoverage, CheckImpulse, CheckEnergyGrowth, CheckRevisit, CheckConditioning, CheckFit,
 		CheckStructuredResidual, CheckUndampedClip, CheckDarkFrames, CheckCameraMotion, CheckRestoring, CheckStable, CheckPrecision,
-		CheckReadoutsAgree, CheckNoLag, CheckResolved, CheckBroadband, CheckSignatureFit, CheckSeparated}
+		CheckReadoutsAgree, CheckNoLag, CheckResolved, CheckBroadband, CheckSignatureFit, CheckSeparated, CheckReadoutLinear}
 }
 
 // Check is one test of the certificate: its name (a Check* constant),

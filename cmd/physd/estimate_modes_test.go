@@ -10,22 +10,26 @@ import (
 
 // A sub-pixel block released in two modes (1.0 Hz at ζ = 1 %, 0.6 px;
 // 2.7 Hz at ζ = 2 %, 0.2 px; 320×240, lossless H.264): physd estimate with no
-// flags reports both modes, and each mode it certifies is within the bar
-// (γ0 within 1 %, ζ within 25 %) of its truth.
+// flags reports both modes and certifies each within the bar (γ0 within
+// 1 %, ζ within 25 %) of its truth. Seeds 1–10 by hand, 3:1 and 1:3:
+// 40 of 40 (20 s, lossless; before the readout's nonlinearity was fitted
+// with the modes, 37: the 0.2 px mode refused for a poor fit on 3).
 func TestEstimateTwoModes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders and estimates two 20 s clips")
 	}
-	if certified, _ := estimateModes(t, "block", "1.0:0.01:0.6,2.7:0.02:0.2", pairTruth, 1, 2); certified < 3 {
-		t.Errorf("certified %d of 4 modes, want ≥ 3", certified)
+	if certified, of := estimateModes(t, "block", "1.0:0.01:0.6,2.7:0.02:0.2", pairTruth, 1, 2); certified < of {
+		t.Errorf("certified %d of %d modes, want all", certified, of)
 	}
 }
 
 // The same pair swinging a few pixels, 3 px : 1 px and 1 px : 3 px: read
-// by the tracker (the small-motion reading saturates), each placed to a
-// fraction of a pixel on its own moving pixels. Seeds 1–3 certified 11 of
-// the 12 modes (10 seeds: 3:1 — 10/10 and 5/10; 1:3 — 8/10 and 10/10;
-// before the sub-pixel refinement 9/10, 3/10 and mostly none).
+// by the tracker (the small-motion reading saturates and is refused), each
+// placed to a fraction of a pixel on its own moving pixels, its residual
+// distortion fitted with the modes. Seeds 1–10 by hand: 40 of 40 (before
+// the readout's nonlinearity was fitted: 3:1 — 10/10 and 5/10; 1:3 —
+// 8/10 and 10/10; before the sub-pixel refinement 9/10, 3/10 and mostly
+// none).
 func TestEstimateTwoModesLargeSwing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders and estimates six 20 s clips")
@@ -35,8 +39,8 @@ func TestEstimateTwoModesLargeSwing(t *testing.T) {
 		c, n := estimateModes(t, "block", modes, pairTruth, 1, 3)
 		certified, of = certified+c, of+n
 	}
-	if certified < 9 {
-		t.Errorf("certified %d of %d modes, want ≥ 9", certified, of)
+	if certified < of {
+		t.Errorf("certified %d of %d modes, want all", certified, of)
 	}
 }
 
