@@ -41,8 +41,9 @@ func (m Term) Hz() float64 { _, g0 := m.Gammas(); return math.Sqrt(g0) / (2 * ma
 // Zeta is the damping ratio γ1 / (2√γ0).
 func (m Term) Zeta() float64 { g1, g0 := m.Gammas(); return g1 / (2 * math.Sqrt(g0)) }
 
-// Model is a readout's fitted sum of mode terms and an offset, and of the
-// readout's combination tones of the modes when fitted (FitReadout).
+// Model is a readout's fitted sum of mode terms and an offset, seen
+// through the readout's static nonlinearity g when that is fitted too
+// (FitReadout): x(t) = c + g(u(t)), u the terms' sum.
 type Model struct {
 	Terms  []Term
 	Offset float64
