@@ -172,6 +172,38 @@ func levenberg(th, x []float64, dt float64, deg int) []float64 {
 	return th
 }
 
+// HzSigmas are the terms' frequency standard errors (Hz) from the fit's
+// Gauss–Newton covariance over its n samples dt apart, RMS²(JᵀJ)⁻¹, J
+// the model's Jacobian at its parameters, for white noise: the damped
+// frequency ω_i/2π's (σ's share of f_n is second order for a ringing
+// mode). nil when JᵀJ is singular.
+func (m *Model) HzSigmas(n int, dt float64) []float64 {
+	deg := len(m.Poly) + 1
+	th := make([]float64, 0, 4*len(m.Terms)+deg)
+	for _, tm := range m.Terms {
+		th = append(th, tm.Sigma, tm.Omega, tm.A, tm.B)
+	}
+	th = append(th, m.Offset)
+	th = append(th, m.Poly...)
+	J := mat.NewDense(n, len(th), nil)
+	jacobian(J, th, dt, deg)
+	var jtj mat.SymDense
+	jtj.SymOuterK(1, J.T())
+	var ch mat.Cholesky
+	if !ch.Factorize(&jtj) {
+		return nil
+	}
+	var inv mat.SymDense
+	if err := ch.InverseTo(&inv); err != nil {
+		return nil
+	}
+	out := make([]float64, len(m.Terms))
+	for i := range m.Terms {
+		out[i] = m.RMS * math.Sqrt(inv.At(4*i+1, 4*i+1)) / (2 * math.Pi)
+	}
+	return out
+}
+
 // model is the Model of θ for a readout of degree deg fitted to x.
 func model(th, x []float64, dt float64, deg int) *Model {
 	k := (len(th) - deg) / 4

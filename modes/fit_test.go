@@ -66,3 +66,38 @@ func TestFitTwoTerms(t *testing.T) {
 		t.Errorf("residual rms %.4f, want the noise's 0.05", m.RMS)
 	}
 }
+
+// HzSigmas is the spread of the fitted frequency over noise draws: one
+// damped term (1.3 Hz, ζ = 2 %, amplitude 1, white noise 0.2, 10 s at
+// 30 fps), 200 seeds; the mean σ within 15 % of the standard deviation
+// of the fitted frequencies.
+func TestHzSigmasMatchesTheSpread(t *testing.T) {
+	const dt, n, seeds = 1.0 / 30, 300, 200
+	tm := Term{Sigma: 2 * math.Pi * 1.3 * 0.02, Omega: 2 * math.Pi * 1.3, A: 0.6, B: 0.8}
+	var fs []float64
+	var sig float64
+	for seed := range uint64(seeds) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		x := make([]float64, n)
+		for k := range x {
+			x[k] = tm.At(float64(k)*dt) + 0.2*rng.NormFloat64()
+		}
+		m, err := Fit(x, dt, []float64{2 * math.Pi * 1.31}, 0.01)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs = append(fs, m.Terms[0].Omega/(2*math.Pi))
+		sig += m.HzSigmas(n, dt)[0] / seeds
+	}
+	var mean, v float64
+	for _, f := range fs {
+		mean += f / seeds
+	}
+	for _, f := range fs {
+		v += (f - mean) * (f - mean) / (seeds - 1)
+	}
+	t.Logf("fitted frequency: spread %.5f Hz, mean σ %.5f Hz", math.Sqrt(v), sig)
+	if r := sig / math.Sqrt(v); r < 0.85 || r > 1.15 {
+		t.Errorf("mean σ %.5f Hz against a spread of %.5f Hz (ratio %.2f)", sig, math.Sqrt(v), r)
+	}
+}
