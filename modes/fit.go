@@ -116,12 +116,13 @@ func Fit(x []float64, dt float64, omegas []float64, zeta0 float64) (*Model, erro
 	if err := linearPart(th, x, dt); err != nil {
 		return nil, err
 	}
-	return model(levenberg(th, x, dt, 1), x, dt, 1), nil
+	th, ss := levenberg(th, x, dt, 1)
+	return model(th, ss, len(x), 1), nil
 }
 
 // levenberg minimises S(θ) of the readout model of degree deg from th by
-// Levenberg–Marquardt and returns the minimiser.
-func levenberg(th, x []float64, dt float64, deg int) []float64 {
+// Levenberg–Marquardt and returns the minimiser and S there.
+func levenberg(th, x []float64, dt float64, deg int) ([]float64, float64) {
 	p, n := len(th), len(x)
 	r := make([]float64, n)
 	J := mat.NewDense(n, p, nil)
@@ -159,7 +160,7 @@ func levenberg(th, x []float64, dt float64, deg int) []float64 {
 				lambda = math.Max(lambda/10, 1e-12)
 				improved = true
 				if rel < fitTol {
-					return th
+					return th, s
 				}
 				break
 			}
@@ -169,7 +170,7 @@ func levenberg(th, x []float64, dt float64, deg int) []float64 {
 			break
 		}
 	}
-	return th
+	return th, s
 }
 
 // HzSigmas are the terms' frequency standard errors (Hz) from the fit's
@@ -179,12 +180,7 @@ func levenberg(th, x []float64, dt float64, deg int) []float64 {
 // mode). nil when JᵀJ is singular.
 func (m *Model) HzSigmas(n int, dt float64) []float64 {
 	deg := len(m.Poly) + 1
-	th := make([]float64, 0, 4*len(m.Terms)+deg)
-	for _, tm := range m.Terms {
-		th = append(th, tm.Sigma, tm.Omega, tm.A, tm.B)
-	}
-	th = append(th, m.Offset)
-	th = append(th, m.Poly...)
+	th := m.params(0)
 	J := mat.NewDense(n, len(th), nil)
 	jacobian(J, th, dt, deg)
 	var jtj mat.SymDense
@@ -204,12 +200,11 @@ func (m *Model) HzSigmas(n int, dt float64) []float64 {
 	return out
 }
 
-// model is the Model of θ for a readout of degree deg fitted to x.
-func model(th, x []float64, dt float64, deg int) *Model {
+// model is the Model of θ for a readout of degree deg fitted to n
+// samples with residual sum of squares s; params is its inverse.
+func model(th []float64, s float64, n, deg int) *Model {
 	k := (len(th) - deg) / 4
-	r := make([]float64, len(x))
-	s := residual(r, th, x, dt, deg)
-	m := &Model{Offset: th[4*k], RMS: math.Sqrt(s / float64(max(len(x)-len(th), 1)))}
+	m := &Model{Offset: th[4*k], RMS: math.Sqrt(s / float64(max(n-len(th), 1)))}
 	if deg > 1 {
 		m.Poly = slices.Clone(th[4*k+1:])
 	}
@@ -217,6 +212,17 @@ func model(th, x []float64, dt float64, deg int) *Model {
 		m.Terms = append(m.Terms, Term{Sigma: th[4*i], Omega: math.Abs(th[4*i+1]), A: th[4*i+2], B: math.Copysign(1, th[4*i+1]) * th[4*i+3]})
 	}
 	return m
+}
+
+// params is θ = (σ_i, ω_i, a_i, b_i …, c, c₂ …) of the model, model's
+// inverse, its capacity leaving room for extra more of g's coefficients.
+func (m *Model) params(extra int) []float64 {
+	th := make([]float64, 0, 4*len(m.Terms)+1+len(m.Poly)+extra)
+	for _, tm := range m.Terms {
+		th = append(th, tm.Sigma, tm.Omega, tm.A, tm.B)
+	}
+	th = append(th, m.Offset)
+	return append(th, m.Poly...)
 }
 
 // residual writes r_n = x_n − c − g(u(t_n)) and returns Σ r_n², where u

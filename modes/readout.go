@@ -53,15 +53,10 @@ func FitReadout(x []float64, dt float64, omegas []float64, zeta0 float64) (*Mode
 	if err != nil || len(x) < 2*(4*len(omegas)+checkDegree) {
 		return m, err
 	}
-	th := make([]float64, 0, 4*len(m.Terms)+checkDegree)
 	// θ starts at Fit's solution with g linear: c₂ = c₃ = 0.
-	for _, tm := range m.Terms {
-		th = append(th, tm.Sigma, tm.Omega, tm.A, tm.B)
-	}
-	th = append(th, m.Offset)
-	th = append(th, make([]float64, readoutDegree-1)...)
-	th = levenberg(th, x, dt, readoutDegree)
-	w := model(th, x, dt, readoutDegree)
+	th := append(m.params(checkDegree-1), make([]float64, readoutDegree-1)...)
+	th, ss := levenberg(th, x, dt, readoutDegree)
+	w := model(th, ss, len(x), readoutDegree)
 	if why := w.flat(len(x), dt); why != "" {
 		m.Nonlinear = why
 		return m, nil
@@ -70,8 +65,8 @@ func FitReadout(x []float64, dt float64, omegas []float64, zeta0 float64) (*Mode
 		return m, nil
 	}
 	th = append(th, make([]float64, checkDegree-readoutDegree)...)
-	th = levenberg(th, x, dt, checkDegree)
-	hi := model(th, x, dt, checkDegree)
+	th, ss = levenberg(th, x, dt, checkDegree)
+	hi := model(th, ss, len(x), checkDegree)
 	if why := hi.flat(len(x), dt); why != "" {
 		m.Nonlinear = why
 		return m, nil
@@ -153,6 +148,7 @@ func (m *Model) flat(n int, dt float64) string {
 func (m *Model) Coordinate(q, x []float64, i int, dt float64) {
 	for n := range q {
 		t := float64(n) * dt
-		q[n] = m.Terms[i].At(t) + (x[n]-m.At(t))/m.Slope(t)
+		g, dg := poly(m.Poly, m.U(t))
+		q[n] = m.Terms[i].At(t) + (x[n]-(m.Offset+g))/dg
 	}
 }
