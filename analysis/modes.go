@@ -134,14 +134,19 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, seen []esti
 // modes within one spectral line (modes.Pair): one mode fitted to a
 // close pair reads their mean frequency, off both by half their spacing,
 // and the certificate's other checks do not see it (the beat bends the
-// envelope smoothly; the fit check reads it as small misfit).
+// envelope smoothly; the fit check reads it as small misfit). An event
+// window's releases are compared instead (agreeCheck).
 func (a *run) pairCheck() {
 	r := a.rep.Result
-	if !a.rep.Verdict.Certified || r == nil || len(r.Latents) != 1 || !(r.Dt > 0) {
+	if !a.rep.Verdict.Certified || r == nil || len(r.Latents) == 0 || !(r.Dt > 0) {
 		return
 	}
 	q := r.Gamma0 - r.Gamma1*r.Gamma1/4
 	if !(q > 0) {
+		return
+	}
+	if len(r.Latents) > 1 {
+		a.agreeCheck(r, math.Sqrt(q))
 		return
 	}
 	p, err := modes.Pair(r.Latents[0], r.Dt, math.Sqrt(q))
@@ -151,5 +156,22 @@ func (a *run) pairCheck() {
 		return
 	}
 	_, why := p.Close()
+	a.rep.Verdict.Hold(window.CheckSeparated, false, why)
+}
+
+// agreeCheck refuses a certified estimate of an event window whose
+// releases ring at different frequencies (modes.Agree): one mode fitted
+// to two within one spectral line, whose shares differ from release to
+// release, reads a frequency between theirs that is neither's — what
+// one free decay cannot show (pairCheck) the releases' differing shares
+// do.
+func (a *run) agreeCheck(r *estimator.Result, omega float64) {
+	ag, err := modes.Agree(r.Latents, r.Dt, omega)
+	if err != nil {
+		a.opt.Log.Debug("no agreement test", "err", err)
+		a.rep.Verdict.Hold(window.CheckSeparated, false, "")
+		return
+	}
+	_, why := ag.Apart()
 	a.rep.Verdict.Hold(window.CheckSeparated, false, why)
 }

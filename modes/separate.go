@@ -182,7 +182,13 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 		}
 		widen(r, shift)
 		v := window.Certify(r, opt.Thresholds, nil)
-		v.Hold(window.CheckSeparated, false, CloseReason(sorted, k))
+		why := CloseReason(sorted, k)
+		if why == "" && len(lat) > 1 {
+			if ag, err := Agree(lat, dt, terms[i].Omega); err == nil {
+				_, why = ag.Apart()
+			}
+		}
+		v.Hold(window.CheckSeparated, false, why)
 		v.Hold(window.CheckReadoutLinear, false, nonlinear)
 		out = append(out, Mode{Index: k + 1, Term: terms[i], Result: r, Verdict: v, Span: span})
 	}
