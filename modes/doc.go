@@ -8,8 +8,9 @@
 //
 // each term a free response of its own z″ + γ1 z′ + γ0 z = 0 with
 // γ1 = 2σ_i, γ0 = σ_i² + ω_i². The modes are found as the readout's
-// spectral lines (window.DecayLines), fitted jointly by nonlinear least
-// squares (Fit), and each is then read on its own: its modal coordinate
+// spectral lines (window.DecayLines, and fainter ones the joint fit
+// needs: modeLines), fitted jointly by nonlinear least squares (Fit),
+// and each is then read on its own: its modal coordinate
 // is the readout less the offset and the other modes' fitted terms, a
 // trajectory of its own ODE that the paper's estimator fits and
 // window.Certify judges like any window's latent (Separate). Modes

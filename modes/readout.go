@@ -89,7 +89,11 @@ func FitReadout(x []float64, dt float64, omegas []float64, zeta0 float64) (*Mode
 // as a readout of such modes always was.
 func tonesOnModes(terms []Term, dt float64, n int) bool {
 	bin := 2 * math.Pi / (float64(n) * dt)
-	on := func(w float64) bool {
+	ws := make([]float64, len(terms))
+	for i, tm := range terms {
+		ws[i] = tm.Omega
+	}
+	return anyTone(ws, func(w float64) bool {
 		w = math.Abs(math.Remainder(w, 2*math.Pi/dt))
 		for _, tm := range terms {
 			if math.Abs(tm.Omega-w) < bin {
@@ -97,16 +101,22 @@ func tonesOnModes(terms []Term, dt float64, n int) bool {
 			}
 		}
 		return false
-	}
-	k := len(terms)
+	})
+}
+
+// anyTone reports whether on holds for a combination tone of order 2 or
+// 3 of the angular frequencies ws: ω_a + ω_b, ω_a − ω_b (a ≠ b) and
+// ω_a ± ω_b ± ω_c, up to sign (the harmonics 2ω_a and 3ω_a among them).
+func anyTone(ws []float64, on func(w float64) bool) bool {
+	k := len(ws)
 	for a := range k {
 		for b := a; b < k; b++ {
-			wa, wb := terms[a].Omega, terms[b].Omega
+			wa, wb := ws[a], ws[b]
 			if on(wa+wb) || (a != b && on(wa-wb)) {
 				return true
 			}
 			for c := b; c < k; c++ {
-				wc := terms[c].Omega
+				wc := ws[c]
 				// Signs (+, ±, ±) cover every tone up to its sign; an index
 				// repeated must keep its sign.
 				for _, sb := range []float64{1, -1} {

@@ -90,7 +90,7 @@ func SeparateClips(ctx context.Context, name string, xs [][]float64, dt float64,
 	if opt.MaxModes <= 0 {
 		opt.MaxModes = DefaultMaxModes
 	}
-	lines := clipLines(xs, dt)
+	lines := modeLines(xs, dt, opt.MaxModes)
 	if len(lines) < 2 {
 		return nil, nil
 	}
@@ -207,42 +207,6 @@ func widen(r *estimator.Result, shift [2]float64) {
 	r.Cov[1][1] += shift[1] * shift[1]
 	r.Sigma1, r.Sigma0 = math.Sqrt(r.Cov[0][0]), math.Sqrt(r.Cov[1][1])
 	r.Physics = estimator.Derive(r.Gamma1, r.Gamma0, r.Cov)
-}
-
-// clipLines are the spectral lines of every clip (window.DecayLines), the
-// strongest first by their largest share in any clip; lines of two clips
-// within the coarser clip's frequency bin (1/T) are one, at the
-// frequency of the clip where it is stronger.
-func clipLines(xs [][]float64, dt float64) []window.Line {
-	if len(xs) == 1 {
-		return window.DecayLines(xs[0], dt)
-	}
-	var all []window.Line
-	var bins []float64
-	for _, x := range xs {
-		if len(x) == 0 {
-			continue
-		}
-		bin := 1 / (float64(len(x)) * dt)
-		for _, l := range window.DecayLines(x, dt) {
-			merged := false
-			for j, o := range all {
-				if math.Abs(o.Hz-l.Hz) < max(bin, bins[j]) {
-					if l.Share > o.Share {
-						all[j] = l
-					}
-					bins[j] = max(bins[j], bin)
-					merged = true
-					break
-				}
-			}
-			if !merged {
-				all, bins = append(all, l), append(bins, bin)
-			}
-		}
-	}
-	slices.SortStableFunc(all, func(a, b window.Line) int { return cmp.Compare(b.Share, a.Share) })
-	return all
 }
 
 // spanOf is how many leading samples of n hold the term above SpanFloor

@@ -1,0 +1,147 @@
+package modes
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/physd/physd/window"
+)
+
+// weakRatio is the least height over its floor at which a line that
+// window.PeakRatio misses is tried as a mode (window.DecayLinesAbove).
+// A decay's line is the Lorentzian of e^{−σt}: against the floor
+// DecayLines measures, a median of the bins 3–16 away (about 0.5 Hz
+// over 20 s), it stands (σ² + Δω²)/σ² high, 43 for a 4.1 Hz mode at
+// ζ = 1.5 % even without noise and under 30 — never a line — for ζ = 2 %
+// at 4 Hz: a structure's higher modes, as damped as its first, are
+// broader in Hz. A missed mode stays in the others' coordinates, which
+// then fail their fit (a beam's 0.8, 2.2 and 4.1 Hz modes: all three
+// refused for want of the third).
+const weakRatio = 5
+
+// line is a spectral line of one of a window's clips.
+type line struct {
+	window.Line
+	clip int
+}
+
+// modeLines are the lines the modes of the clips xs (sampled dt apart)
+// are fitted at, at most maxModes of them, the strongest first: every line
+// window.DecayLines finds (clipLines), then each weaker one
+// (weakRatio) that the joint fit needs (confirmLine) — not within a
+// frequency bin of a line taken, nor of a combination tone of them (a
+// readout's own harmonics, anyTone), nor within CloseBandwidths of
+// them (a skirt of theirs, or a pair CloseReason would refuse both of).
+func modeLines(xs [][]float64, dt float64, maxModes int) []window.Line {
+	strong := clipLines(xs, dt, window.PeakRatio)
+	if len(strong) == 0 || len(strong) >= maxModes {
+		return plain(strong[:min(len(strong), maxModes)])
+	}
+	taken := slices.Clone(strong)
+	for _, c := range clipLines(xs, dt, weakRatio) {
+		if len(taken) >= maxModes {
+			break
+		}
+		x := xs[c.clip]
+		bin := 1 / (float64(len(x)) * dt)
+		ws := make([]float64, len(taken))
+		near := false
+		for i, l := range taken {
+			ws[i] = 2 * math.Pi * l.Hz
+			near = near || math.Abs(l.Hz-c.Hz) < bin
+		}
+		if near || anyTone(ws, func(w float64) bool { return math.Abs(w/(2*math.Pi)-c.Hz) < bin }) {
+			continue
+		}
+		if confirmLine(x, dt, ws, 2*math.Pi*c.Hz) {
+			taken = append(taken, c)
+		}
+	}
+	return plain(taken)
+}
+
+// plain is ls's lines.
+func plain(ls []line) []window.Line {
+	out := make([]window.Line, len(ls))
+	for i, l := range ls {
+		out[i] = l.Line
+	}
+	return out
+}
+
+// confirmLine reports whether a term at omega (rad/s) is one the joint
+// fit of x with terms at ws needs: fitted with it, it stays within a bin
+// of omega, rings (0 < ζ < pairMaxZeta), stands CloseBandwidths
+// half-power bandwidths from every other term, and explains more than
+// MaxPairF times the noise,
+//
+//	F = ((S₀ − S₁)/4) / (S₁/(N − P₁)) · (1 − ρ)/(1 + ρ),
+//
+// S₀, S₁ the residual sums of squares without and with it, P₁ the
+// parameters with it, ρ the residual's lag-one autocorrelation (lagOne).
+func confirmLine(x []float64, dt float64, ws []float64, omega float64) bool {
+	without, err := Fit(x, dt, ws, startZeta)
+	if err != nil {
+		return false
+	}
+	with, err := Fit(x, dt, append(slices.Clone(ws), omega), startZeta)
+	if err != nil {
+		return false
+	}
+	k := len(ws)
+	tm := with.Terms[k]
+	bin := 2 * math.Pi / (float64(len(x)) * dt)
+	if math.Abs(tm.Omega-omega) > bin || !(tm.Zeta() > 0) || !(tm.Zeta() < pairMaxZeta) {
+		return false
+	}
+	for _, o := range with.Terms[:k] {
+		bw := 2 * math.Max(math.Abs(o.Zeta()*o.Hz()), tm.Zeta()*tm.Hz())
+		if math.Abs(o.Hz()-tm.Hz()) < CloseBandwidths*bw {
+			return false
+		}
+	}
+	n := float64(len(x))
+	p0, p1 := float64(4*k+1), float64(4*k+5)
+	s0 := without.RMS * without.RMS * (n - p0)
+	s1 := with.RMS * with.RMS * (n - p1)
+	if !(s1 > 0) {
+		return false
+	}
+	rho := lagOne(x, dt, with)
+	return ((s0-s1)/4)/(s1/(n-p1))*(1-rho)/(1+rho) > MaxPairF
+}
+
+// clipLines are the spectral lines of every clip standing ratio times
+// over their floor (window.DecayLinesAbove), the strongest first by
+// their largest share in any clip; lines of two clips within the coarser
+// clip's frequency bin (1/T) are one, at the frequency of the clip where
+// it is stronger.
+func clipLines(xs [][]float64, dt, ratio float64) []line {
+	var all []line
+	var bins []float64
+	for c, x := range xs {
+		if len(x) == 0 {
+			continue
+		}
+		bin := 1 / (float64(len(x)) * dt)
+		for _, l := range window.DecayLinesAbove(x, dt, ratio) {
+			merged := false
+			for j, o := range all {
+				if math.Abs(o.Hz-l.Hz) < max(bin, bins[j]) {
+					if l.Share > o.Share {
+						all[j] = line{l, c}
+					}
+					bins[j] = max(bins[j], bin)
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				all, bins = append(all, line{l, c}), append(bins, bin)
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b line) int { return cmp.Compare(b.Share, a.Share) })
+	return all
+}
