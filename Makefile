@@ -42,7 +42,7 @@ PREFIX    ?= /usr/local
 DESTDIR   ?=
 UNITDIR   ?= /etc/systemd/system
 
-.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real subpixel ambient lint install uninstall clean chaos soak fuzz deb deb-test
+.PHONY: all deps test-deps build run test verify-unit lean-check cross test-arm64 bench paper real subpixel modes ambient lint install uninstall clean chaos soak fuzz deb deb-test
 
 all: build
 
@@ -215,6 +215,13 @@ real: build
 # video through physd estimate (docs/subpixel-results.md).
 subpixel: build
 	$(GO) run ./cmd/subpixel -bin $(BIN) -out docs/subpixel-results.md $(SUBPIXEL_ARGS)
+
+# modes: issue 46's sweep of structures ringing in several modes (two,
+# three, a cable's harmonics, close pairs) as every object kind, lossless
+# and at CRF 23, through physd estimate (docs/modes-results.md).
+MODES_ARGS ?=
+modes: build
+	$(GO) run ./cmd/modes -bin $(BIN) -out docs/modes-results.md $(MODES_ARGS)
 
 # ambient: issue 45's sweep of ambient records (modes driven by broadband
 # noise, and the forcings that are not a mode) through physd estimate
