@@ -10,14 +10,16 @@ import (
 
 // weakRatio is the least height over its floor at which a line that
 // window.PeakRatio misses is tried as a mode (window.DecayLinesAbove).
-// A decay's line is the Lorentzian of e^{−σt}: against the floor
-// DecayLines measures, a median of the bins 3–16 away (about 0.5 Hz
-// over 20 s), it stands (σ² + Δω²)/σ² high, 43 for a 4.1 Hz mode at
-// ζ = 1.5 % even without noise and under 30 — never a line — for ζ = 2 %
-// at 4 Hz: a structure's higher modes, as damped as its first, are
-// broader in Hz. A missed mode stays in the others' coordinates, which
-// then fail their fit (a beam's 0.8, 2.2 and 4.1 Hz modes: all three
-// refused for want of the third).
+// A decay's line is the Lorentzian of e^{−σt}, about (σ² + Δω²)/σ²
+// above its skirt Δω away: against the floor DecayLines measures (the
+// bins 3–16 away, about 0.5 Hz over 20 s) some 30–45× for a mode as
+// damped as a structure's higher ones (ζ 1.5–2 % at 4–4.5 Hz), so that
+// a noise floor any higher than a clean displacement's hides it — a
+// beam's 4.1 Hz mode read by flow stood 5× over its floor, a 4.5 Hz one
+// under 0.05 px of noise missed 30× on 10 of 10 seeds. A missed mode
+// stays in the others' coordinates, which then fail their fit (the
+// beam's 0.8, 2.2 and 4.1 Hz modes: all three refused for want of the
+// third).
 const weakRatio = 5
 
 // line is a spectral line of one of a window's clips.
