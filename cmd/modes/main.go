@@ -19,18 +19,18 @@
 //
 // make modes runs it. The exit status is 0 when the report is written,
 // whatever the estimates; 1 when it cannot be; 2 for a command-line
-// mistake.
+// mistake (internal/sweepcmd).
 package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/physd/physd/internal/sweepcmd"
 )
 
 func main() {
@@ -41,63 +41,15 @@ func main() {
 }
 
 // config is what the command line sets.
-type config struct {
-	bin, out, keep string
-	seeds          int
-	quick          bool
-	timeout        time.Duration
-}
+type config = sweepcmd.Config
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("modes", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var cfg config
-	fs.StringVar(&cfg.bin, "bin", "bin/physd", "the physd binary to run")
-	fs.StringVar(&cfg.out, "out", "docs/modes-results.md", "the Markdown report to write")
-	fs.IntVar(&cfg.seeds, "seeds", 2, "seeds per cell")
-	fs.StringVar(&cfg.keep, "keep", "", "keep the rendered clips in this directory (default: a temporary one, removed)")
-	fs.BoolVar(&cfg.quick, "quick", false, "one seed and 8 s clips: a smoke run, not the report's figures")
-	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Minute, "limit on one estimate")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if cfg.seeds < 1 {
-		fmt.Fprintln(stderr, "modes: -seeds must be at least 1")
-		return 2
-	}
-	if _, err := os.Stat(cfg.bin); err != nil {
-		fmt.Fprintf(stderr, "modes: the physd binary: %v (make build)\n", err)
-		return 1
-	}
-	dir := cfg.keep
-	if dir == "" {
-		d, err := os.MkdirTemp("", "physd-modes-")
-		if err != nil {
-			fmt.Fprintln(stderr, "modes:", err)
-			return 1
-		}
-		defer os.RemoveAll(d)
-		dir = d
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintln(stderr, "modes:", err)
-		return 1
-	}
-	start := time.Now()
-	rows, err := sweep(ctx, cfg, dir, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "modes:", err)
-		return 1
-	}
-	f, err := os.Create(cfg.out)
-	if err != nil {
-		fmt.Fprintln(stderr, "modes:", err)
-		return 1
-	}
-	report(f, cfg, rows, time.Since(start))
-	if err := f.Close(); err != nil {
-		fmt.Fprintln(stderr, "modes:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "modes: wrote %s in %s\n", cfg.out, time.Since(start).Round(time.Second))
-	return 0
+	return sweepcmd.Main(ctx, "modes", "docs/modes-results.md", 2, args, stdout, stderr,
+		func(ctx context.Context, cfg config, dir string, log io.Writer) (func(io.Writer, time.Duration), error) {
+			rows, err := sweep(ctx, cfg, dir, log)
+			if err != nil {
+				return nil, err
+			}
+			return func(w io.Writer, took time.Duration) { report(w, cfg, rows, took) }, nil
+		})
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
+	"github.com/physd/physd/internal/sweepcmd"
 	"github.com/physd/physd/sim"
 )
 
@@ -139,8 +136,8 @@ func judge(e estimate, ms []sim.Mode) outcome {
 // sweep runs every cell's seeds.
 func sweep(ctx context.Context, cfg config, dir string, log io.Writer) (map[cell][]outcome, error) {
 	dur := 20.0
-	seeds := cfg.seeds
-	if cfg.quick {
+	seeds := cfg.Seeds
+	if cfg.Quick {
 		dur, seeds = 8, 1
 	}
 	sc := scenes()
@@ -177,22 +174,9 @@ func errNote(e string) string {
 	return " error: " + e
 }
 
-// estimateFile runs physd estimate --json on path; a run that prints no
-// estimate is an error string, not a failure of the sweep.
+// estimateFile runs physd estimate --json on path (sweepcmd.Estimate).
 func estimateFile(ctx context.Context, cfg config, path string) (estimate, string) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, cfg.bin, "estimate", "--json", path)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
 	var e estimate
-	if err := json.Unmarshal(stdout.Bytes(), &e); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if runErr != nil {
-			msg = fmt.Sprintf("%v: %s", runErr, msg)
-		}
-		return e, msg
-	}
-	return e, ""
+	msg := sweepcmd.Estimate(ctx, cfg.Bin, cfg.Timeout, path, &e)
+	return e, msg
 }
