@@ -135,7 +135,9 @@ func (a *run) findModes(ctx context.Context, clips []estimator.Clip, seen []esti
 // close pair reads their mean frequency, off both by half their spacing,
 // and the certificate's other checks do not see it (the beat bends the
 // envelope smoothly; the fit check reads it as small misfit). An event
-// window's releases are compared instead (agreeCheck).
+// window's releases are compared instead (modes.Agree): a close pair
+// whose shares differ from release to release rings at a different
+// frequency in each, what one free decay cannot show.
 func (a *run) pairCheck() {
 	r := a.rep.Result
 	if !a.rep.Verdict.Certified || r == nil || len(r.Latents) == 0 || !(r.Dt > 0) {
@@ -145,33 +147,21 @@ func (a *run) pairCheck() {
 	if !(q > 0) {
 		return
 	}
+	var why string
 	if len(r.Latents) > 1 {
-		a.agreeCheck(r, math.Sqrt(q))
-		return
+		ag, err := modes.Agree(r.Latents, r.Dt, math.Sqrt(q))
+		if err != nil {
+			a.opt.Log.Debug("no agreement test", "err", err)
+		} else {
+			_, why = ag.Apart()
+		}
+	} else {
+		p, err := modes.Pair(r.Latents[0], r.Dt, math.Sqrt(q))
+		if err != nil {
+			a.opt.Log.Debug("no pair test", "err", err)
+		} else {
+			_, why = p.Close()
+		}
 	}
-	p, err := modes.Pair(r.Latents[0], r.Dt, math.Sqrt(q))
-	if err != nil {
-		a.opt.Log.Debug("no pair test", "err", err)
-		a.rep.Verdict.Hold(window.CheckSeparated, false, "")
-		return
-	}
-	_, why := p.Close()
-	a.rep.Verdict.Hold(window.CheckSeparated, false, why)
-}
-
-// agreeCheck refuses a certified estimate of an event window whose
-// releases ring at different frequencies (modes.Agree): one mode fitted
-// to two within one spectral line, whose shares differ from release to
-// release, reads a frequency between theirs that is neither's — what
-// one free decay cannot show (pairCheck) the releases' differing shares
-// do.
-func (a *run) agreeCheck(r *estimator.Result, omega float64) {
-	ag, err := modes.Agree(r.Latents, r.Dt, omega)
-	if err != nil {
-		a.opt.Log.Debug("no agreement test", "err", err)
-		a.rep.Verdict.Hold(window.CheckSeparated, false, "")
-		return
-	}
-	_, why := ag.Apart()
 	a.rep.Verdict.Hold(window.CheckSeparated, false, why)
 }

@@ -41,6 +41,8 @@ func modeLines(xs [][]float64, dt float64, maxModes int) []window.Line {
 		return plain(strong[:min(len(strong), maxModes)])
 	}
 	taken := slices.Clone(strong)
+	// base holds, per clip, the joint fit at the lines taken so far.
+	base := map[int]*Model{}
 	for _, c := range clipLines(xs, dt, weakRatio) {
 		if len(taken) >= maxModes {
 			break
@@ -56,8 +58,17 @@ func modeLines(xs [][]float64, dt float64, maxModes int) []window.Line {
 		if near || anyTone(ws, func(w float64) bool { return math.Abs(w/(2*math.Pi)-c.Hz) < bin }) {
 			continue
 		}
-		if confirmLine(x, dt, ws, 2*math.Pi*c.Hz) {
+		without, ok := base[c.clip]
+		if !ok {
+			m, err := Fit(x, dt, ws, startZeta)
+			if err != nil {
+				m = nil
+			}
+			without, base[c.clip] = m, m
+		}
+		if without != nil && confirmLine(x, dt, without, ws, 2*math.Pi*c.Hz) {
 			taken = append(taken, c)
+			clear(base)
 		}
 	}
 	return plain(taken)
@@ -73,20 +84,11 @@ func plain(ls []line) []window.Line {
 }
 
 // confirmLine reports whether a term at omega (rad/s) is one the joint
-// fit of x with terms at ws needs: fitted with it, it stays within a bin
-// of omega, rings (0 < ζ < pairMaxZeta), stands CloseBandwidths
-// half-power bandwidths from every other term, and explains more than
-// MaxPairF times the noise,
-//
-//	F = ((S₀ − S₁)/4) / (S₁/(N − P₁)) · (1 − ρ)/(1 + ρ),
-//
-// S₀, S₁ the residual sums of squares without and with it, P₁ the
-// parameters with it, ρ the residual's lag-one autocorrelation (lagOne).
-func confirmLine(x []float64, dt float64, ws []float64, omega float64) bool {
-	without, err := Fit(x, dt, ws, startZeta)
-	if err != nil {
-		return false
-	}
+// fit of x with terms at ws (without: that fit) needs: fitted with it,
+// it stays within a bin of omega, rings (0 < ζ < pairMaxZeta), stands
+// CloseBandwidths half-power bandwidths from every other term, and
+// explains more than MaxPairF times the noise (termF).
+func confirmLine(x []float64, dt float64, without *Model, ws []float64, omega float64) bool {
 	with, err := Fit(x, dt, append(slices.Clone(ws), omega), startZeta)
 	if err != nil {
 		return false
@@ -103,15 +105,8 @@ func confirmLine(x []float64, dt float64, ws []float64, omega float64) bool {
 			return false
 		}
 	}
-	n := float64(len(x))
-	p0, p1 := float64(4*k+1), float64(4*k+5)
-	s0 := without.RMS * without.RMS * (n - p0)
-	s1 := with.RMS * with.RMS * (n - p1)
-	if !(s1 > 0) {
-		return false
-	}
-	rho := lagOne(x, dt, with)
-	return ((s0-s1)/4)/(s1/(n-p1))*(1-rho)/(1+rho) > MaxPairF
+	f, _, ok := termF(x, dt, without, with)
+	return ok && f > MaxPairF
 }
 
 // clipLines are the spectral lines of every clip standing ratio times

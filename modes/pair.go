@@ -134,14 +134,10 @@ func Pair(x []float64, dt, omega float64) (PairTest, error) {
 	if two.Terms[0].Hz() > two.Terms[1].Hz() {
 		two.Terms[0], two.Terms[1] = two.Terms[1], two.Terms[0]
 	}
-	n := float64(len(x))
-	s1 := one.RMS * one.RMS * (n - 5)
-	s2 := two.RMS * two.RMS * (n - 9)
 	f := math.Inf(1)
 	strongSigma := math.Inf(1)
-	if s2 > 0 {
-		rho := lagOne(x, dt, two)
-		f = ((s1 - s2) / 4) / (s2 / (n - 9)) * (1 - rho) / (1 + rho)
+	if F, rho, ok := termF(x, dt, one, two); ok {
+		f = F
 		if sig := two.HzSigmas(len(x), dt); sig != nil {
 			k := 0
 			if two.Terms[1].Amplitude() > two.Terms[0].Amplitude() {
@@ -151,6 +147,26 @@ func Pair(x []float64, dt, omega float64) (PairTest, error) {
 		}
 	}
 	return PairTest{F: f, One: one, Two: two, StrongSigma: strongSigma}, nil
+}
+
+// termF is the F statistic of the term more (a Fit of x) has beyond
+// fewer (one term fewer),
+//
+//	F = ((S_f − S_m)/4) / (S_m/(N − P_m)) · (1 − ρ)/(1 + ρ),
+//
+// S the residual sums of squares, P_m more's parameters, ρ the lag-one
+// autocorrelation of more's residual (lagOne), returned too; ok is false
+// when S_m is not positive.
+func termF(x []float64, dt float64, fewer, more *Model) (f, rho float64, ok bool) {
+	n := float64(len(x))
+	pf, pm := float64(4*len(fewer.Terms)+1), float64(4*len(more.Terms)+1)
+	sf := fewer.RMS * fewer.RMS * (n - pf)
+	sm := more.RMS * more.RMS * (n - pm)
+	if !(sm > 0) {
+		return 0, 0, false
+	}
+	rho = lagOne(x, dt, more)
+	return ((sf - sm) / 4) / (sm / (n - pm)) * (1 - rho) / (1 + rho), rho, true
 }
 
 // lagOne is the lag-one autocorrelation of x less the model m, within

@@ -28,7 +28,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/physd/physd/internal/sweepcmd"
 )
@@ -44,12 +43,5 @@ func main() {
 type config = sweepcmd.Config
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return sweepcmd.Main(ctx, "modes", "docs/modes-results.md", 2, args, stdout, stderr,
-		func(ctx context.Context, cfg config, dir string, log io.Writer) (func(io.Writer, time.Duration), error) {
-			rows, err := sweep(ctx, cfg, dir, log)
-			if err != nil {
-				return nil, err
-			}
-			return func(w io.Writer, took time.Duration) { report(w, cfg, rows, took) }, nil
-		})
+	return sweepcmd.Main(ctx, "modes", "docs/modes-results.md", 2, args, stdout, stderr, sweep, report)
 }

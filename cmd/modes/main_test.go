@@ -17,10 +17,6 @@ func TestJudge(t *testing.T) {
 		g1, g0 := m.Gammas()
 		return number{Gamma0: g0 * (1 + dg0), Gamma1: g1 * kz, Zeta: m.Zeta * kz, Certified: true}
 	}
-	type mode = struct {
-		number
-		Reasons []string `json:"reasons"`
-	}
 	for _, c := range []struct {
 		name                     string
 		e                        estimate
@@ -29,14 +25,8 @@ func TestJudge(t *testing.T) {
 		{"window in the bar of mode 1", estimate{number: num(ms[0], 0.009, 1.2)}, 1, 0, 1, 0},
 		{"window 2 % off", estimate{number: num(ms[0], 0.02, 1)}, 0, 1, 0, 0},
 		{"window ζ 30 % off", estimate{number: num(ms[1], 0, 1.3)}, 0, 1, 0, 0},
-		{"refused window, both modes certified", estimate{number: number{Gamma0: 40}, Modes: &struct {
-			Readout string `json:"readout"`
-			Modes   []mode `json:"modes"`
-		}{Modes: []mode{{number: num(ms[0], 0, 1)}, {number: num(ms[1], -0.005, 0.9)}}}}, 2, 0, 2, 2},
-		{"window and mode 1 both on mode 1, a false mode", estimate{number: num(ms[0], 0, 1), Modes: &struct {
-			Readout string `json:"readout"`
-			Modes   []mode `json:"modes"`
-		}{Modes: []mode{{number: num(ms[0], 0.001, 1)}, {number: num(ms[1], 0.05, 1)}, {number: number{Gamma0: 1}}}}}, 2, 1, 1, 3},
+		{"refused window, both modes certified", estimate{number: number{Gamma0: 40}, Modes: &separated{Modes: []mode{{number: num(ms[0], 0, 1)}, {number: num(ms[1], -0.005, 0.9)}}}}, 2, 0, 2, 2},
+		{"window and mode 1 both on mode 1, a false mode", estimate{number: num(ms[0], 0, 1), Modes: &separated{Modes: []mode{{number: num(ms[0], 0.001, 1)}, {number: num(ms[1], 0.05, 1)}, {number: number{Gamma0: 1}}}}}, 2, 1, 1, 3},
 	} {
 		o := judge(c.e, ms)
 		if o.inBar != c.inBar || o.falses != c.falses || o.found != c.found || o.separated != c.ns {

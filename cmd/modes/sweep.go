@@ -66,15 +66,22 @@ type number struct {
 // estimate is the part of `physd estimate --json` the report reads.
 type estimate struct {
 	number
-	Verdict string   `json:"verdict"`
+	Verdict string     `json:"verdict"`
+	Reasons []string   `json:"reasons"`
+	Modes   *separated `json:"modes"`
+}
+
+// separated is the modes an estimate separated and the readout they
+// were read from.
+type separated struct {
+	Readout string `json:"readout"`
+	Modes   []mode `json:"modes"`
+}
+
+// mode is one separated mode and, refused, why.
+type mode struct {
+	number
 	Reasons []string `json:"reasons"`
-	Modes   *struct {
-		Readout string `json:"readout"`
-		Modes   []struct {
-			number
-			Reasons []string `json:"reasons"`
-		} `json:"modes"`
-	} `json:"modes"`
 }
 
 // outcome is one estimate of a cell.
@@ -156,27 +163,13 @@ func sweep(ctx context.Context, cfg config, dir string, log io.Writer) (map[cell
 			if err := sim.WriteVideo(ctx, path, frames, s.WithDefaults().FPS, sim.Encoding{CRF: c.crf}); err != nil {
 				return nil, fmt.Errorf("encode %s: %w", path, err)
 			}
-			e, msg := estimateFile(ctx, cfg, path)
+			e, msg := sweepcmd.Estimate[estimate](ctx, cfg, path)
 			o := judge(e, s.Modes)
 			o.seed, o.est, o.err = seed, e, msg
 			fmt.Fprintf(log, "modes: %s %s crf %d seed %d: %s, %d modes separated, %d certified in the bar, %d false%s\n",
-				sc[c.scene].name, c.object, c.crf, seed, e.Verdict, o.separated, o.inBar, o.falses, errNote(msg))
+				sc[c.scene].name, c.object, c.crf, seed, e.Verdict, o.separated, o.inBar, o.falses, sweepcmd.Note(msg))
 			out[c] = append(out[c], o)
 		}
 	}
 	return out, nil
-}
-
-func errNote(e string) string {
-	if e == "" {
-		return ""
-	}
-	return " error: " + e
-}
-
-// estimateFile runs physd estimate --json on path (sweepcmd.Estimate).
-func estimateFile(ctx context.Context, cfg config, path string) (estimate, string) {
-	var e estimate
-	msg := sweepcmd.Estimate(ctx, cfg.Bin, cfg.Timeout, path, &e)
-	return e, msg
 }

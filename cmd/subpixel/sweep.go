@@ -165,29 +165,15 @@ func sweep(ctx context.Context, cfg config, dir string, log io.Writer) (map[cell
 			}
 			g1, g0 := s.Modes[0].Gammas()
 			o := outcome{seed: seed, fn: fn, zeta: zeta, g0: g0, g1: g1}
-			o.est, o.err = estimateFile(ctx, cfg, path)
+			o.est, o.err = sweepcmd.Estimate[estimate](ctx, cfg, path)
 			if o.err == "" && o.est.Certified {
 				o.inBar = math.Abs(o.est.Gamma0-g0) <= 0.01*g0 && math.Abs(o.est.Gamma1-g1) <= 0.2*g1+0.02
 				o.falseOK = !o.inBar
 			}
 			fmt.Fprintf(log, "subpixel: %s %g px crf %d gop %d seed %d (f %.3f Hz, ζ %.4f): %s γ0 %.4g (%.4g) γ1 %.4g (%.4g)%s\n",
-				c.group, c.ampPx, c.crf, c.gop, seed, fn, zeta, o.est.Verdict, o.est.Gamma0, g0, o.est.Gamma1, g1, errNote(o.err))
+				c.group, c.ampPx, c.crf, c.gop, seed, fn, zeta, o.est.Verdict, o.est.Gamma0, g0, o.est.Gamma1, g1, sweepcmd.Note(o.err))
 			out[c] = append(out[c], o)
 		}
 	}
 	return out, nil
-}
-
-func errNote(e string) string {
-	if e == "" {
-		return ""
-	}
-	return " error: " + e
-}
-
-// estimateFile runs physd estimate --json on path (sweepcmd.Estimate).
-func estimateFile(ctx context.Context, cfg config, path string) (estimate, string) {
-	var e estimate
-	msg := sweepcmd.Estimate(ctx, cfg.Bin, cfg.Timeout, path, &e)
-	return e, msg
 }

@@ -29,15 +29,15 @@ type Config struct {
 	Timeout time.Duration
 }
 
-// Sweep renders and estimates a sweep's clips in dir, logging each to
-// log, and returns what writes its report, given the sweep's wall time.
-type Sweep func(ctx context.Context, cfg Config, dir string, log io.Writer) (report func(w io.Writer, took time.Duration), err error)
-
 // Main is the command name: it parses args (the report defaulting to
-// out, seeds per cell to seeds), runs sweep and writes its report. The
-// exit status is 0 when the report is written, whatever the estimates;
-// 1 when it cannot be; 2 for a command-line mistake.
-func Main(ctx context.Context, name, out string, seeds int, args []string, stdout, stderr io.Writer, sweep Sweep) int {
+// out, seeds per cell to seeds), runs sweep — which renders and estimates
+// the clips in dir, logging each to log — and writes its rows' report
+// (report, given the sweep's wall time). The exit status is 0 when the
+// report is written, whatever the estimates; 1 when it cannot be; 2 for
+// a command-line mistake.
+func Main[R any](ctx context.Context, name, out string, seeds int, args []string, stdout, stderr io.Writer,
+	sweep func(ctx context.Context, cfg Config, dir string, log io.Writer) (R, error),
+	report func(w io.Writer, cfg Config, rows R, took time.Duration)) int {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg Config
@@ -78,7 +78,7 @@ func Main(ctx context.Context, name, out string, seeds int, args []string, stdou
 		return fail(err)
 	}
 	start := time.Now()
-	report, err := sweep(ctx, cfg, dir, stderr)
+	rows, err := sweep(ctx, cfg, dir, stderr)
 	if err != nil {
 		return fail(err)
 	}
@@ -86,7 +86,7 @@ func Main(ctx context.Context, name, out string, seeds int, args []string, stdou
 	if err != nil {
 		return fail(err)
 	}
-	report(f, time.Since(start))
+	report(f, cfg, rows, time.Since(start))
 	if err := f.Close(); err != nil {
 		return fail(err)
 	}
@@ -94,25 +94,34 @@ func Main(ctx context.Context, name, out string, seeds int, args []string, stdou
 	return 0
 }
 
-// Estimate runs `bin estimate --json path` within timeout and decodes
-// what it prints into v: "" when it printed an estimate (certified or
-// not), else what went wrong — a run that prints no estimate is a row of
-// the report, not a failure of the sweep.
-func Estimate(ctx context.Context, bin string, timeout time.Duration, path string, v any) string {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// Estimate runs `cfg.Bin estimate --json path` within cfg.Timeout and
+// decodes what it prints into an E: "" when it printed an estimate
+// (certified or not), else what went wrong — a run that prints no
+// estimate is a row of the report, not a failure of the sweep.
+func Estimate[E any](ctx context.Context, cfg Config, path string) (E, string) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "estimate", "--json", path)
+	cmd := exec.CommandContext(ctx, cfg.Bin, "estimate", "--json", path)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// A child the binary started (ffmpeg) may hold its pipes past a kill.
 	cmd.WaitDelay = time.Second
 	runErr := cmd.Run()
-	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+	var e E
+	if err := json.Unmarshal(stdout.Bytes(), &e); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if runErr != nil {
 			msg = fmt.Sprintf("%v: %s", runErr, msg)
 		}
-		return msg
+		return e, msg
 	}
-	return ""
+	return e, ""
+}
+
+// Note is msg as the tail of a sweep's log line: "" for none.
+func Note(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return " error: " + msg
 }

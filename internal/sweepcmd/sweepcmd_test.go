@@ -30,13 +30,14 @@ func TestMain(t *testing.T) {
 	bin := script(t, dir, "exit 0")
 	out := filepath.Join(dir, "report.md")
 	var seen Config
-	ok := func(ctx context.Context, cfg Config, clips string, log io.Writer) (func(io.Writer, time.Duration), error) {
+	sweep := func(ctx context.Context, cfg Config, clips string, log io.Writer) (string, error) {
 		seen = cfg
 		if _, err := os.Stat(clips); err != nil {
 			t.Errorf("the clips' directory: %v", err)
 		}
-		return func(w io.Writer, took time.Duration) { io.WriteString(w, "# report\n") }, nil
+		return "# report\n", nil
 	}
+	report := func(w io.Writer, cfg Config, rows string, took time.Duration) { io.WriteString(w, rows) }
 	for _, c := range []struct {
 		args []string
 		want int
@@ -49,7 +50,7 @@ func TestMain(t *testing.T) {
 		{[]string{"-bin", bin, "-out", out, "-seeds", "3", "-keep", filepath.Join(dir, "clips")}, 0},
 	} {
 		var stdout, stderr bytes.Buffer
-		if got := Main(context.Background(), "test", "default.md", 2, c.args, &stdout, &stderr, ok); got != c.want {
+		if got := Main(context.Background(), "test", "default.md", 2, c.args, &stdout, &stderr, sweep, report); got != c.want {
 			t.Errorf("%q: exit %d, want %d (%s)", c.args, got, c.want, stderr.String())
 		}
 	}
@@ -65,19 +66,19 @@ func TestMain(t *testing.T) {
 // a run that prints nothing as the binary's own words.
 func TestEstimate(t *testing.T) {
 	dir := t.TempDir()
-	var v struct {
+	type est struct {
 		Verdict string `json:"verdict"`
 	}
-	bin := script(t, dir, `echo '{"verdict":"not-certified"}'; exit 3`)
-	if msg := Estimate(context.Background(), bin, time.Minute, "clip.mp4", &v); msg != "" || v.Verdict != "not-certified" {
+	cfg := Config{Bin: script(t, dir, `echo '{"verdict":"not-certified"}'; exit 3`), Timeout: time.Minute}
+	if v, msg := Estimate[est](context.Background(), cfg, "clip.mp4"); msg != "" || v.Verdict != "not-certified" {
 		t.Errorf("message %q, verdict %q", msg, v.Verdict)
 	}
-	bin = script(t, dir, `echo "physd: clip.mp4: no video stream" >&2; exit 1`)
-	if msg := Estimate(context.Background(), bin, time.Minute, "clip.mp4", &v); !strings.Contains(msg, "no video stream") || !strings.Contains(msg, "exit status 1") {
+	cfg.Bin = script(t, dir, `echo "physd: clip.mp4: no video stream" >&2; exit 1`)
+	if _, msg := Estimate[est](context.Background(), cfg, "clip.mp4"); !strings.Contains(msg, "no video stream") || !strings.Contains(msg, "exit status 1") {
 		t.Errorf("message %q", msg)
 	}
-	bin = script(t, dir, `sleep 5`)
-	if msg := Estimate(context.Background(), bin, 50*time.Millisecond, "clip.mp4", &v); msg == "" {
+	cfg.Bin, cfg.Timeout = script(t, dir, `sleep 5`), 50*time.Millisecond
+	if _, msg := Estimate[est](context.Background(), cfg, "clip.mp4"); msg == "" {
 		t.Error("a run past its timeout printed no message")
 	}
 }
