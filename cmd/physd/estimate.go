@@ -19,6 +19,7 @@ import (
 	"github.com/physd/physd/config"
 	"github.com/physd/physd/estimator"
 	"github.com/physd/physd/internal/figure"
+	"github.com/physd/physd/modes"
 	"github.com/physd/physd/motion"
 	"github.com/physd/physd/roi"
 	"github.com/physd/physd/stream"
@@ -41,9 +42,14 @@ type estimateReport struct {
 	// output-error fit and a jackknife of the readout.
 	Uncertainty *estimator.Uncertainty `json:"uncertainty,omitempty"`
 	estimator.Physics
-	Verdict     window.Status  `json:"verdict"`
-	Certified   bool           `json:"certified"`
-	Reasons     []string       `json:"reasons,omitempty"`
+	Verdict   window.Status `json:"verdict"`
+	Certified bool          `json:"certified"`
+	Reasons   []string      `json:"reasons,omitempty"`
+	// ResolvesHz qualifies a certified underdamped estimate: one mode, or
+	// modes closer than about this (one half-power bandwidth, 2ζf_n,
+	// modes.DecayResolution), which a decay reads as one mode at their
+	// mean frequency; absent otherwise.
+	ResolvesHz  float64        `json:"resolves_hz,omitempty"`
 	Diagnostics window.Verdict `json:"diagnostics"`
 	Steps       int            `json:"steps"`
 	// Reverted: training made the output error worse, so the encoder it
@@ -275,6 +281,7 @@ func cmdEstimate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	rep.Gamma0, rep.Gamma1, rep.Sigma0, rep.Sigma1 = res.Gamma0, res.Gamma1, res.Sigma0, res.Sigma1
 	rep.Physics, rep.Uncertainty = res.Physics, res.Uncertainty
 	rep.Verdict, rep.Certified, rep.Reasons, rep.Diagnostics = v.Status, v.Certified, v.Reasons, v
+	rep.ResolvesHz = resolvesHz(res.Physics, v.Certified)
 	rep.Steps, rep.Reverted, rep.ElapsedMS = res.Steps, res.Reverted, float64(res.Elapsed)/float64(time.Millisecond)
 	// The amplitude is in the video's pixels already (whatever the
 	// region and the resizing): the scale is all it takes.
@@ -381,6 +388,16 @@ func zeroNaN(f *float64) {
 	}
 }
 
+// resolvesHz is what qualifies a certificate of p: modes closer than
+// about one half-power bandwidth read as one (modes.DecayResolution); 0
+// (absent) unless p is certified and underdamped.
+func resolvesHz(p estimator.Physics, certified bool) float64 {
+	if r := modes.DecayResolution(p.FreqN, p.Zeta); certified && p.Regime == estimator.Underdamped && !math.IsNaN(r) {
+		return r
+	}
+	return 0
+}
+
 // zeroVerdictNaN zeroes a verdict's fields that are NaN when their test
 // had nothing to read.
 func zeroVerdictNaN(v *window.Verdict) {
@@ -439,6 +456,9 @@ func printSummary(w io.Writer, r estimateReport) {
 	fmt.Fprintf(w, "verdict   %s\n", r.Verdict)
 	for _, why := range r.Reasons {
 		fmt.Fprintf(w, "          - %s\n", why)
+	}
+	if r.ResolvesHz > 0 {
+		fmt.Fprintf(w, "resolves  one mode, or modes closer than about %.2g Hz (one half-power bandwidth): a decay reads a pair that close as one mode at their mean frequency\n", r.ResolvesHz)
 	}
 	r.Modes.print(w)
 	fmt.Fprintf(w, "took      %.0f ms, %d training steps, preset %s, offsets %s\n", r.ElapsedMS, r.Steps, r.Preset, r.Offsets)

@@ -25,6 +25,9 @@ type modeReport struct {
 	Verdict     window.Status `json:"verdict"`
 	Certified   bool          `json:"certified"`
 	Reasons     []string      `json:"reasons,omitempty"`
+	// ResolvesHz: a certified mode is one mode, or modes closer than
+	// about this (estimateReport.ResolvesHz).
+	ResolvesHz float64 `json:"resolves_hz,omitempty"`
 }
 
 // modesReport is the window's modes: the readout they were read from and
@@ -43,7 +46,8 @@ func newModesReport(m *analysis.Modes) *modesReport {
 	for _, md := range m.Modes {
 		r, v := md.Result, md.Verdict
 		mr := modeReport{Index: md.Index, Gamma0: r.Gamma0, Gamma1: r.Gamma1, Sigma0: r.Sigma0, Sigma1: r.Sigma1,
-			Physics: r.Physics, Verdict: v.Status, Certified: v.Certified, Reasons: v.Reasons}
+			Physics: r.Physics, Verdict: v.Status, Certified: v.Certified, Reasons: v.Reasons,
+			ResolvesHz: resolvesHz(r.Physics, v.Certified)}
 		if m.PxPerUnit > 0 {
 			mr.AmplitudePx = md.Term.Amplitude() * m.PxPerUnit
 		}
@@ -65,6 +69,9 @@ func (m *modesReport) print(w io.Writer) {
 			fmt.Fprintf(w, "  %s px", sig3(md.AmplitudePx))
 		}
 		fmt.Fprintf(w, "  %s", md.Verdict)
+		if md.ResolvesHz > 0 {
+			fmt.Fprintf(w, " (or modes within %.2g Hz)", md.ResolvesHz)
+		}
 		if len(md.Reasons) > 0 {
 			fmt.Fprintf(w, ": %s", md.Reasons[0])
 		}
