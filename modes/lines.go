@@ -22,6 +22,15 @@ import (
 // third).
 const weakRatio = 5
 
+// weakShare is the least share of the clip's power (bins 3 and up) such
+// a line carries (window.PeakShare is 1 %): a decay's power goes as
+// A²/σ, so a higher mode at a third of the first's amplitude that decays
+// five times as fast holds about 2 %, and at a quarter and eight times
+// under 1 % — a beam's 4.1 Hz mode (ζ 1.5 %, 0.2 px beside 0.6 px at
+// 0.8 Hz, ζ 1 %) read by flow held 0.9 % and stood 15× over its floor,
+// its term needed by the joint fit at F ≈ 1300.
+const weakShare = 0.002
+
 // line is a spectral line of one of a window's clips.
 type line struct {
 	window.Line
@@ -36,14 +45,14 @@ type line struct {
 // readout's own harmonics, anyTone), nor within CloseBandwidths of
 // them (a skirt of theirs, or a pair CloseReason would refuse both of).
 func modeLines(xs [][]float64, dt float64, maxModes int) []window.Line {
-	strong := clipLines(xs, dt, window.PeakRatio)
+	strong := clipLines(xs, dt, window.PeakRatio, window.PeakShare)
 	if len(strong) == 0 || len(strong) >= maxModes {
 		return plain(strong[:min(len(strong), maxModes)])
 	}
 	taken := slices.Clone(strong)
 	// base holds, per clip, the joint fit at the lines taken so far.
 	base := map[int]*Model{}
-	for _, c := range clipLines(xs, dt, weakRatio) {
+	for _, c := range clipLines(xs, dt, weakRatio, weakShare) {
 		if len(taken) >= maxModes {
 			break
 		}
@@ -110,11 +119,11 @@ func confirmLine(x []float64, dt float64, without *Model, ws []float64, omega fl
 }
 
 // clipLines are the spectral lines of every clip standing ratio times
-// over their floor (window.DecayLinesAbove), the strongest first by
+// over their floor with share of its power (window.DecayLinesWith), the strongest first by
 // their largest share in any clip; lines of two clips within the coarser
 // clip's frequency bin (1/T) are one, at the frequency of the clip where
 // it is stronger.
-func clipLines(xs [][]float64, dt, ratio float64) []line {
+func clipLines(xs [][]float64, dt, ratio, share float64) []line {
 	var all []line
 	var bins []float64
 	for c, x := range xs {
@@ -122,7 +131,7 @@ func clipLines(xs [][]float64, dt, ratio float64) []line {
 			continue
 		}
 		bin := 1 / (float64(len(x)) * dt)
-		for _, l := range window.DecayLinesAbove(x, dt, ratio) {
+		for _, l := range window.DecayLinesWith(x, dt, ratio, share) {
 			merged := false
 			for j, o := range all {
 				if math.Abs(o.Hz-l.Hz) < max(bin, bins[j]) {

@@ -85,7 +85,8 @@ func TestFitReadoutLinearReadout(t *testing.T) {
 
 // A readout that saturates over the swing (tanh: its gain falls to a
 // tenth at 3 units) is not a small-motion one: FitReadout says so and
-// returns the linear fit, and Separate refuses its modes with the check
+// returns the linear fit, and Separate refuses every mode it finds (the
+// two, and the tanh's 3f line beside them) with the check
 // readout-linear.
 func TestFitReadoutSaturated(t *testing.T) {
 	x, _, dt := twoModes(1, 3, 1, 0.005, math.Tanh)
@@ -98,7 +99,7 @@ func TestFitReadoutSaturated(t *testing.T) {
 	}
 	t.Log(m.Nonlinear)
 	ms, err := Separate(context.Background(), "tanh", x, dt, options(t))
-	if err != nil || len(ms) != 2 {
+	if err != nil || len(ms) < 2 {
 		t.Fatalf("Separate: %d modes, %v", len(ms), err)
 	}
 	for _, md := range ms {

@@ -111,11 +111,12 @@ func TopPeak(series [][]float64, dt float64) float64 {
 // isLine says whether bin k of the periodogram p (total: the sum of P_3
 // and up) is a spectral line by TopPeak's rule; near is scratch.
 func isLine(p []float64, k int, total float64, near []float64) (bool, []float64) {
-	return isLineAbove(p, k, total, PeakRatio, near)
+	return isLineAbove(p, k, total, PeakRatio, PeakShare, near)
 }
 
-// isLineAbove is isLine with ratio for PeakRatio.
-func isLineAbove(p []float64, k int, total, ratio float64, near []float64) (bool, []float64) {
+// isLineAbove is isLine with ratio for PeakRatio and share for
+// PeakShare.
+func isLineAbove(p []float64, k int, total, ratio, share float64, near []float64) (bool, []float64) {
 	if k < peakGuard+1 || k > len(p)-2 || p[k] < p[k-1] || p[k] < p[k+1] || !(p[k] > 0) {
 		return false, near
 	}
@@ -130,7 +131,7 @@ func isLineAbove(p []float64, k int, total, ratio float64, near []float64) (bool
 	for _, v := range p[k-peakGuard : min(k+peakGuard+1, len(p))] {
 		line += v
 	}
-	return p[k] >= ratio*floor && line >= PeakShare*total, near
+	return p[k] >= ratio*floor && line >= share*total, near
 }
 
 // Line is a spectral line of a series (Lines).
@@ -160,6 +161,14 @@ func DecayLines(x []float64, dt float64) []Line { return DecayLinesAbove(x, dt, 
 // judges (a correlation function's, whose tail is smooth noise that
 // raises the floor).
 func DecayLinesAbove(x []float64, dt, ratio float64) []Line {
+	return DecayLinesWith(x, dt, ratio, PeakShare)
+}
+
+// DecayLinesWith is DecayLinesAbove with lines carrying share of the
+// series' power instead of PeakShare: a search whose candidates a fit
+// then judges (a faint, well-damped higher mode beside a strong first
+// one holds under 1 % of the power).
+func DecayLinesWith(x []float64, dt, ratio, share float64) []Line {
 	m := len(x)
 	if _, _, bad := finitecheck.First(x); m < peakMinSamples || bad || !(dt > 0) {
 		return nil
@@ -174,7 +183,7 @@ func DecayLinesAbove(x []float64, dt, ratio float64) []Line {
 	var out []Line
 	for k := peakMinBin; k < len(p)-1; k++ {
 		var ok bool
-		if ok, near = isLineAbove(p, k, total, ratio, near); !ok {
+		if ok, near = isLineAbove(p, k, total, ratio, share, near); !ok {
 			continue
 		}
 		var line float64
