@@ -26,7 +26,7 @@ const weakRatio = 5
 // a line carries (window.PeakShare is 1 %): a decay's power goes as
 // A²/σ, so a higher mode at a third of the first's amplitude that decays
 // five times as fast holds about 2 %, and at a quarter and eight times
-// under 1 % — a beam's 4.1 Hz mode (ζ 1.5 %, 0.2 px beside 0.6 px at
+// under 1 % — a cable's 4.1 Hz mode (ζ 1.5 %, 0.2 px beside 0.6 px at
 // 0.8 Hz, ζ 1 %) read by flow held 0.9 % and stood 15× over its floor,
 // its term needed by the joint fit at F ≈ 1300.
 const weakShare = 0.002
@@ -119,10 +119,10 @@ func confirmLine(x []float64, dt float64, without *Model, ws []float64, omega fl
 }
 
 // clipLines are the spectral lines of every clip standing ratio times
-// over their floor with share of its power (window.DecayLinesWith), the strongest first by
-// their largest share in any clip; lines of two clips within the coarser
-// clip's frequency bin (1/T) are one, at the frequency of the clip where
-// it is stronger.
+// over their floor with share of its power (window.DecayLinesWith), the
+// strongest first by their largest share in any clip; lines of two clips
+// within the coarser clip's frequency bin (1/T) are one, at the
+// frequency of the clip where it is stronger.
 func clipLines(xs [][]float64, dt, ratio, share float64) []line {
 	var all []line
 	var bins []float64
