@@ -83,19 +83,7 @@ func TestEstimateSaysWhatOneDecayResolves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("renders and estimates a 20 s clip")
 	}
-	clip := filepath.Join(t.TempDir(), "pair.mp4")
-	if code, _, e := physd(t, "sim", "--system", "structure", "--object", "block", "--modes", "1.00:0.02:1,1.03:0.02:1", "--duration", "20",
-		"--width", "320", "--height", "240", "--seed", "1", clip); code != exitOK {
-		t.Fatalf("sim: exit %d: %s", code, e)
-	}
-	code, out, e := physd(t, "estimate", "--json", clip)
-	if code != exitOK && code != exitNotCertified {
-		t.Fatalf("estimate: exit %d: %s", code, e)
-	}
-	var rep estimateReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	rep, clip, _ := simEstimate(t, "block", "1.00:0.02:1,1.03:0.02:1", 1)
 	t.Logf("%.4f ± %.4f Hz, ζ %.4f: %s, resolves %.3g Hz %v", rep.FreqN, rep.SigmaF, rep.Zeta, rep.Verdict, rep.ResolvesHz, rep.Reasons)
 	if !rep.Certified {
 		if rep.ResolvesHz != 0 {
@@ -139,19 +127,7 @@ func estimateModesReports(t *testing.T, object, spec string, truth [][2]float64,
 	t.Helper()
 	var reps []estimateReport
 	for seed := first; seed <= last; seed++ {
-		clip := filepath.Join(t.TempDir(), "modes.mp4")
-		if code, _, e := physd(t, "sim", "--system", "structure", "--object", object, "--modes", spec, "--duration", "20",
-			"--width", "320", "--height", "240", "--seed", fmt.Sprint(seed), clip); code != exitOK {
-			t.Fatalf("sim: exit %d: %s", code, e)
-		}
-		code, out, e := physd(t, "estimate", "--json", clip)
-		if code != exitOK && code != exitNotCertified {
-			t.Fatalf("estimate: exit %d: %s", code, e)
-		}
-		var rep estimateReport
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		rep, _, code := simEstimate(t, object, spec, seed)
 		if rep.Modes == nil || len(rep.Modes.Modes) != len(truth) {
 			t.Fatalf("%s seed %d: modes %+v, want %d", spec, seed, rep.Modes, len(truth))
 		}
@@ -175,4 +151,25 @@ func estimateModesReports(t *testing.T, object, spec string, truth [][2]float64,
 		reps = append(reps, rep)
 	}
 	return reps
+}
+
+// simEstimate renders the object released in the modes spec (physd sim's
+// --modes; 320×240, 20 s, lossless) for seed and estimates it with physd
+// estimate --json: its report, the clip and the exit status.
+func simEstimate(t *testing.T, object, spec string, seed int) (estimateReport, string, int) {
+	t.Helper()
+	clip := filepath.Join(t.TempDir(), "modes.mp4")
+	if code, _, e := physd(t, "sim", "--system", "structure", "--object", object, "--modes", spec, "--duration", "20",
+		"--width", "320", "--height", "240", "--seed", fmt.Sprint(seed), clip); code != exitOK {
+		t.Fatalf("sim: exit %d: %s", code, e)
+	}
+	code, out, e := physd(t, "estimate", "--json", clip)
+	if code != exitOK && code != exitNotCertified {
+		t.Fatalf("estimate: exit %d: %s", code, e)
+	}
+	var rep estimateReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return rep, clip, code
 }
